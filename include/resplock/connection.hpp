@@ -1,0 +1,108 @@
+// One connection to one Redis server: a caller-owned buffer, one round trip at a time, the AUTH /
+// SELECT handshake, and reconnection after any fault. Knows nothing of locks.
+#ifndef RESPLOCK_CONNECTION_HPP
+#define RESPLOCK_CONNECTION_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/config.h"
+#include "resplock/port.h"
+#include "resplock/resp.hpp"
+#include "resplock/status.hpp"
+
+namespace resplock {
+
+struct ConnectionConfig {
+    const char* host = "127.0.0.1";  // NUL-terminated name or address; must outlive the Connection
+    std::uint16_t port = 6379;
+    const char* username = nullptr;   // ACL user name (AUTH user password); null: AUTH password
+    const char* password = nullptr;   // null: no AUTH is sent
+    std::uint32_t db = 0;             // SELECT db after connecting when non-zero
+    std::uint32_t timeout_ms = 2000;  // budget of one call: reconnect, handshake and round trip(s)
+};
+
+// Wrap-safe deadline on the port's 32-bit millisecond clock.
+struct Deadline {
+    std::uint32_t at_ms;
+
+    static Deadline after(const resplock_port_t& port, std::uint32_t ms) noexcept {
+        return {port.now_ms(port.ctx) + ms};
+    }
+    // Milliseconds left (0 once passed). Valid for spans below 2^31 ms.
+    std::uint32_t remaining(const resplock_port_t& port) const noexcept {
+        const auto left = static_cast<std::int32_t>(at_ms - port.now_ms(port.ctx));
+        return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
+    }
+};
+
+class Connection {
+  public:
+    // `buffer` holds each request and then its reply; it bounds the largest reply. The port and
+    // config are copied; the buffer, the port's context and config.host/username/password must
+    // outlive the Connection. No I/O happens until the first call.
+    Connection(const resplock_port_t& port, const ConnectionConfig& config, char* buffer,
+               std::size_t buffer_size) noexcept;
+    ~Connection() { close(); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Sends one command (an array of bulk strings) and reads its reply, connecting first if
+    // needed, all before `deadline`. The reply's views stay valid until the next call.
+    // Returns:
+    //   ok: a reply that is not an error;
+    //   server_error, auth_required, auth_failed, no_permission, no_script, read_only, loading,
+    //   server_busy, out_of_memory, wrong_type: an error reply (reply.top() holds its text);
+    //   timeout, closed, io_error, protocol_error (malformed reply, or bytes after it), too_large
+    //   (reply larger than the buffer): the connection is closed and the next call reconnects;
+    //   request_sent() tells whether the server may have received the command;
+    //   no_host, connect_failed, and the handshake's failures (timeout, auth_*, server_error...):
+    //   the command was not sent;
+    //   too_large with request_sent() false: the request does not fit the buffer (not sent);
+    //   invalid_argument: no argument given.
+    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                   Deadline deadline) noexcept;
+
+    // command() with a deadline of config().timeout_ms from now.
+    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept;
+
+    // Connects and runs the handshake now (it otherwise happens on the first command). Returns
+    // ok, or the statuses of command()'s connect and handshake stage.
+    Status connect(Deadline deadline) noexcept;
+
+    // Closes the transport; the next call reconnects.
+    void close() noexcept;
+
+    bool connected() const noexcept { return connected_; }
+    // Whether any byte of the last command reached the transport (its outcome may be unknown).
+    bool request_sent() const noexcept { return request_sent_; }
+    const resplock_port_t& port() const noexcept { return port_; }
+    const ConnectionConfig& config() const noexcept { return config_; }
+    std::size_t buffer_size() const noexcept { return size_; }
+
+  private:
+    Status round_trip(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                      Deadline deadline) noexcept;
+    Status send_all(std::size_t len, Deadline deadline) noexcept;
+    Status read_reply(resp::Reply& reply, Deadline deadline) noexcept;
+    Status handshake(Deadline deadline) noexcept;
+    Status broken(Status s) noexcept;
+
+    resplock_port_t port_;
+    ConnectionConfig config_;
+    char* buf_;
+    std::size_t size_;
+    bool connected_ = false;
+    bool request_sent_ = false;
+    resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
+    resp::Parser parser_;
+};
+
+// The status an error reply maps to, from its first word (NOAUTH, WRONGPASS, NOPERM, NOSCRIPT,
+// READONLY, LOADING, BUSY, OOM, WRONGTYPE); server_error for any other.
+Status classify_error(std::string_view message) noexcept;
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_CONNECTION_HPP

@@ -1,0 +1,119 @@
+// The lock: one key on one server, owned through a random token kept in the object.
+// Acquire is SET key token NX PX ttl; release and extend are owner-checked Lua scripts sent with
+// EVALSHA and, when the server's script cache lacks them, EVAL.
+#ifndef RESPLOCK_LOCK_HPP
+#define RESPLOCK_LOCK_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/config.h"
+#include "resplock/connection.hpp"
+#include "resplock/status.hpp"
+
+namespace resplock {
+
+enum class LockState : std::uint8_t { free, held_by_me, held_by_other };
+
+struct LockInfo {
+    LockState state = LockState::free;
+    std::int64_t ttl_ms = -2;  // the key's PTTL: remaining ms, -1 if it has no TTL, -2 if absent
+};
+
+// Largest TTL accepted (2^31 - 1 ms, about 24.8 days): keeps every clock span wrap-safe.
+inline constexpr std::uint32_t max_ttl_ms = 0x7fffffffU;
+// Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
+inline constexpr std::size_t token_len = 2 * RESPLOCK_TOKEN_BYTES;
+// Longest token adopt() accepts.
+inline constexpr std::size_t max_token_len = 40;
+// Smallest connection buffer that fits every request a Lock sends with a key of
+// RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
+std::size_t lock_buffer_min() noexcept;
+
+class Lock {
+  public:
+    // Binds the lock to `key` (copied; binary-safe). An empty key, or one longer than
+    // RESPLOCK_MAX_KEY_LEN, is not truncated: every call then returns invalid_argument.
+    Lock(Connection& conn, std::string_view key) noexcept;
+
+    // One attempt: SET key token NX PX ttl_ms with a fresh random token, one round trip.
+    // Returns ok (held: the server answered OK to this request), busy (someone holds it),
+    // invalid_argument (bad key, ttl_ms outside 1..max_ttl_ms, or this object already holds a
+    // lock that has not expired locally), random_failed, unknown_outcome (the request may have
+    // been executed but its reply was lost: not held, and the key expires by its TTL), any
+    // connect/handshake status of Connection::command, or an error-reply status.
+    Status acquire(std::uint32_t ttl_ms) noexcept;
+
+    // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
+    // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
+    // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
+    // was sent are retried within the wait; the last one is returned when it runs out.
+    // Returns acquire()'s statuses; busy when the wait ran out with the lock still held.
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+
+    // Owner-checked delete. Returns ok (released), not_owner (another token holds the key),
+    // expired (the key was gone), invalid_argument (no token), unknown_outcome (reply lost: the
+    // token is kept so release can be retried), or connection/error-reply statuses. Sent even
+    // when local validity has run out, since the key may still carry this token.
+    Status release() noexcept;
+
+    // Owner-checked PEXPIRE to ttl_ms. Returns ok (local validity restarts from this request),
+    // not_owner, expired (the key was gone, or local validity had already run out: then no
+    // request is sent), invalid_argument, unknown_outcome, or connection/error-reply statuses.
+    Status extend(std::uint32_t ttl_ms) noexcept;
+
+    // Who holds the key, and its PTTL, atomically in one round trip. Returns ok,
+    // invalid_argument, or connection/error-reply statuses.
+    Status query(LockInfo& info) noexcept;
+
+    // Takes over a token obtained elsewhere (e.g. printed by `resplock acquire`), so release()
+    // and extend() can act for it. Its local validity is unknown (remaining_ms() is 0) until an
+    // extend() succeeds. Returns ok or invalid_argument (empty or over max_token_len bytes).
+    Status adopt(std::string_view token) noexcept;
+
+    // Milliseconds this holder may still rely on the lock: ttl - (now - time the acquire or
+    // extend request was sent) - drift, where drift = ttl/100 + 2 ms. 0 when not held.
+    std::uint32_t remaining_ms() const noexcept;
+    bool held() const noexcept { return remaining_ms() > 0; }
+
+    // The token of the current or last attempted hold; empty when there is none.
+    std::string_view token() const noexcept { return {token_, token_len_}; }
+    std::string_view key() const noexcept { return {key_, key_len_}; }
+    Connection& connection() const noexcept { return conn_; }
+
+  private:
+    Status run_script(int script, const std::string_view* extra, std::size_t extra_count,
+                      resp::Reply& reply, Deadline deadline) noexcept;
+    Status owner_result(Status s, const resp::Reply& reply) noexcept;
+    Status holder_ttl(std::int64_t& ttl_ms) noexcept;
+    void drop() noexcept;
+
+    Connection& conn_;
+    char key_[RESPLOCK_MAX_KEY_LEN];
+    std::size_t key_len_ = 0;
+    char token_[max_token_len];
+    std::size_t token_len_ = 0;
+    std::uint32_t ttl_ms_ = 0;
+    std::uint32_t valid_from_ms_ = 0;  // port clock when the acquire/extend request was sent
+    bool validity_known_ = false;
+};
+
+// Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the
+// release is bounded by the connection's timeout.
+class LockGuard {
+  public:
+    explicit LockGuard(Lock& lock) noexcept : lock_(lock) {}
+    ~LockGuard() {
+        if (!lock_.token().empty()) (void)lock_.release();
+    }
+    LockGuard(const LockGuard&) = delete;
+    LockGuard& operator=(const LockGuard&) = delete;
+
+  private:
+    Lock& lock_;
+};
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_LOCK_HPP

@@ -1,0 +1,172 @@
+#include "resplock_mock.hpp"
+
+#include <cstring>
+
+namespace resplock::mock {
+
+namespace {
+MockPort& self(void* ctx) {
+    return *static_cast<MockPort*>(ctx);
+}
+}  // namespace
+
+MockPort::MockPort() noexcept : steps_{} {}
+
+resplock_port_t MockPort::port() noexcept {
+    return {this, do_connect, do_send, do_recv, do_close, do_now, do_sleep, do_random};
+}
+
+MockPort& MockPort::add(Step step) noexcept {
+    if (count_ == max_steps) {
+        mismatch_ = "script longer than MockPort::max_steps";
+        return *this;
+    }
+    steps_[count_++] = step;
+    return *this;
+}
+
+MockPort& MockPort::on_connect(std::int32_t result) noexcept {
+    return add({Kind::connect, result, {}, 0, 0});
+}
+MockPort& MockPort::expect(std::string_view bytes) noexcept {
+    return add({Kind::expect, 0, bytes, 0, 0});
+}
+MockPort& MockPort::reply(std::string_view bytes, std::size_t chunk) noexcept {
+    return add({Kind::reply, 0, bytes, chunk, 0});
+}
+MockPort& MockPort::recv_timeout() noexcept {
+    return add({Kind::timeout, 0, {}, 0, 0});
+}
+MockPort& MockPort::recv_delay(std::uint32_t ms) noexcept {
+    return add({Kind::delay, static_cast<std::int32_t>(ms), {}, 0, 0});
+}
+MockPort& MockPort::recv_closed() noexcept {
+    return add({Kind::closed, RESPLOCK_PORT_CLOSED, {}, 0, 0});
+}
+MockPort& MockPort::recv_error() noexcept {
+    return add({Kind::error, RESPLOCK_PORT_ERROR, {}, 0, 0});
+}
+MockPort& MockPort::send_fail(std::int32_t result) noexcept {
+    return add({Kind::send_fail, result, {}, 0, 0});
+}
+
+// The current step if it is of `kind`; otherwise records `unexpected` and returns null.
+MockPort::Step* MockPort::current(Kind kind, const char* unexpected) noexcept {
+    if (mismatch_ == nullptr && next_ < count_ && steps_[next_].kind == kind) return &steps_[next_];
+    if (mismatch_ == nullptr) mismatch_ = unexpected;
+    return nullptr;
+}
+
+std::int32_t MockPort::do_connect(void* ctx, const char*, std::uint16_t, std::uint32_t timeout_ms) {
+    MockPort& m = self(ctx);
+    ++m.connects;
+    Step* s = m.current(Kind::connect, "unexpected connect");
+    if (s == nullptr) return RESPLOCK_PORT_ERROR;
+    ++m.next_;
+    if (s->code == RESPLOCK_PORT_TIMEOUT) m.advance(timeout_ms);
+    m.is_open = s->code == RESPLOCK_PORT_OK;
+    return s->code;
+}
+
+std::int32_t MockPort::do_send(void* ctx, const std::uint8_t* data, std::size_t len,
+                               std::uint32_t timeout_ms) {
+    MockPort& m = self(ctx);
+    if (!m.is_open) {
+        if (m.mismatch_ == nullptr) m.mismatch_ = "send on a closed connection";
+        return RESPLOCK_PORT_ERROR;
+    }
+    if (m.next_ < m.count_ && m.steps_[m.next_].kind == Kind::send_fail) {
+        const std::int32_t code = m.steps_[m.next_++].code;
+        if (code == 0) m.advance(timeout_ms);
+        return code;
+    }
+    Step* s = m.current(Kind::expect, "unexpected send");
+    if (s == nullptr) return RESPLOCK_PORT_ERROR;
+    const std::size_t left = s->bytes.size() - s->done;
+    const std::size_t n = len < left ? len : left;
+    if (std::memcmp(s->bytes.data() + s->done, data, n) != 0) {
+        m.mismatch_ = "sent bytes differ from the expected ones";
+        return RESPLOCK_PORT_ERROR;
+    }
+    s->done += n;
+    if (s->done == s->bytes.size()) ++m.next_;
+    // Bytes beyond the expected step must match the following expect step, if any.
+    if (n < len) {
+        const std::int32_t more = do_send(ctx, data + n, len - n, timeout_ms);
+        return more < 0 ? more : static_cast<std::int32_t>(n) + more;
+    }
+    return static_cast<std::int32_t>(n);
+}
+
+std::int32_t MockPort::do_recv(void* ctx, std::uint8_t* buf, std::size_t len,
+                               std::uint32_t timeout_ms) {
+    MockPort& m = self(ctx);
+    if (!m.is_open) {
+        if (m.mismatch_ == nullptr) m.mismatch_ = "recv on a closed connection";
+        return RESPLOCK_PORT_ERROR;
+    }
+    while (m.next_ < m.count_ && m.steps_[m.next_].kind == Kind::delay) {
+        const auto ms = static_cast<std::uint32_t>(m.steps_[m.next_++].code);
+        if (ms >= timeout_ms) {
+            m.advance(timeout_ms);
+            return 0;
+        }
+        m.advance(ms);
+    }
+    if (m.mismatch_ != nullptr || m.next_ == m.count_) {
+        if (m.mismatch_ == nullptr) m.mismatch_ = "unexpected recv";
+        return RESPLOCK_PORT_ERROR;
+    }
+    Step& s = m.steps_[m.next_];
+    switch (s.kind) {
+        case Kind::timeout:
+            ++m.next_;
+            m.advance(timeout_ms);
+            return 0;
+        case Kind::closed:
+        case Kind::error:
+            ++m.next_;
+            return s.code;
+        case Kind::reply: {
+            std::size_t n = s.bytes.size() - s.done;
+            if (s.chunk != 0 && n > s.chunk) n = s.chunk;
+            if (n > len) n = len;
+            std::memcpy(buf, s.bytes.data() + s.done, n);
+            s.done += n;
+            if (s.done == s.bytes.size()) ++m.next_;
+            return static_cast<std::int32_t>(n);
+        }
+        default:
+            m.mismatch_ = "recv while the script expects another call";
+            return RESPLOCK_PORT_ERROR;
+    }
+}
+
+void MockPort::do_close(void* ctx) {
+    MockPort& m = self(ctx);
+    if (m.is_open) ++m.closes;
+    m.is_open = false;
+}
+
+std::uint32_t MockPort::do_now(void* ctx) {
+    return self(ctx).now_ms;
+}
+
+void MockPort::do_sleep(void* ctx, std::uint32_t ms) {
+    MockPort& m = self(ctx);
+    ++m.sleeps;
+    m.slept_ms += ms;
+    m.advance(ms);
+}
+
+std::int32_t MockPort::do_random(void* ctx, std::uint8_t* buf, std::size_t len) {
+    MockPort& m = self(ctx);
+    if (m.random_fails) return -1;
+    for (std::size_t i = 0; i < len; ++i) {
+        buf[i] = m.random_next;
+        m.random_next = static_cast<std::uint8_t>(m.random_next + m.random_step);
+    }
+    return 0;
+}
+
+}  // namespace resplock::mock

@@ -1,0 +1,172 @@
+#include "resplock/connection.hpp"
+
+namespace resplock {
+
+namespace {
+
+Status from_port(std::int32_t code) noexcept {
+    switch (code) {
+        case RESPLOCK_PORT_TIMEOUT:
+            return Status::timeout;
+        case RESPLOCK_PORT_NO_HOST:
+            return Status::no_host;
+        case RESPLOCK_PORT_REFUSED:
+            return Status::connect_failed;
+        case RESPLOCK_PORT_CLOSED:
+            return Status::closed;
+        default:
+            return Status::io_error;
+    }
+}
+
+struct ErrorPrefix {
+    const char* word;
+    Status status;
+};
+
+constexpr ErrorPrefix error_prefixes[] = {
+    {"NOAUTH", Status::auth_required}, {"WRONGPASS", Status::auth_failed},
+    {"NOPERM", Status::no_permission}, {"NOSCRIPT", Status::no_script},
+    {"READONLY", Status::read_only},   {"LOADING", Status::loading},
+    {"BUSY", Status::server_busy},     {"OOM", Status::out_of_memory},
+    {"WRONGTYPE", Status::wrong_type},
+};
+
+}  // namespace
+
+Status classify_error(std::string_view message) noexcept {
+    const std::string_view word = message.substr(0, message.find(' '));
+    for (const ErrorPrefix& e : error_prefixes) {
+        if (word == e.word) return e.status;
+    }
+    return Status::server_error;
+}
+
+Connection::Connection(const resplock_port_t& port, const ConnectionConfig& config, char* buffer,
+                       std::size_t buffer_size) noexcept
+    : port_(port),
+      config_(config),
+      buf_(buffer),
+      size_(buffer_size),
+      values_{},
+      parser_(values_, RESPLOCK_MAX_REPLY_VALUES) {}
+
+void Connection::close() noexcept {
+    if (connected_) port_.close(port_.ctx);
+    connected_ = false;
+}
+
+Status Connection::broken(Status s) noexcept {
+    close();
+    return s;
+}
+
+Status Connection::command(const std::string_view* args, std::size_t count,
+                           resp::Reply& reply) noexcept {
+    return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
+}
+
+Status Connection::command(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                           Deadline deadline) noexcept {
+    request_sent_ = false;
+    if (args == nullptr || count == 0) return Status::invalid_argument;
+    if (!connected_) {
+        const Status s = connect(deadline);
+        request_sent_ = false;
+        if (s != Status::ok) return s;
+    }
+    return round_trip(args, count, reply, deadline);
+}
+
+Status Connection::connect(Deadline deadline) noexcept {
+    close();
+    const std::uint32_t left = deadline.remaining(port_);
+    if (left == 0) return Status::timeout;
+    const std::int32_t r = port_.connect(port_.ctx, config_.host, config_.port, left);
+    if (r != RESPLOCK_PORT_OK) return from_port(r);
+    connected_ = true;
+    const Status s = handshake(deadline);
+    if (s != Status::ok) close();
+    return s;
+}
+
+Status Connection::handshake(Deadline deadline) noexcept {
+    resp::Reply reply;
+    if (config_.password != nullptr) {
+        std::string_view auth[3] = {"AUTH", {}, config_.password};
+        std::size_t n = 2;
+        if (config_.username != nullptr) {
+            auth[1] = config_.username;
+            n = 3;
+        } else {
+            auth[1] = config_.password;
+        }
+        const Status s = round_trip(auth, n, reply, deadline);
+        // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)
+        // means the credentials were refused, unless the server is still loading.
+        if (s != Status::ok && reply.count != 0 && reply.top().is(resp::Type::error)) {
+            return s == Status::loading ? s : Status::auth_failed;
+        }
+        if (s != Status::ok) return s;
+    }
+    if (config_.db != 0) {
+        char digits[20];
+        const std::size_t len = resp::format_decimal(config_.db, digits);
+        const std::string_view select[2] = {"SELECT", {digits, len}};
+        return round_trip(select, 2, reply, deadline);
+    }
+    return Status::ok;
+}
+
+Status Connection::round_trip(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                              Deadline deadline) noexcept {
+    request_sent_ = false;
+    reply = {};
+    std::size_t len = 0;
+    const Status s = resp::encode_command(args, count, buf_, size_, &len);
+    if (s != Status::ok) return s;
+    const Status sent = send_all(len, deadline);
+    if (sent != Status::ok) return sent;
+    return read_reply(reply, deadline);
+}
+
+Status Connection::send_all(std::size_t len, Deadline deadline) noexcept {
+    std::size_t off = 0;
+    while (off < len) {
+        const std::uint32_t left = deadline.remaining(port_);
+        if (left == 0) return broken(Status::timeout);
+        const std::int32_t n = port_.send(
+            port_.ctx, reinterpret_cast<const std::uint8_t*>(buf_ + off), len - off, left);
+        if (n < 0) return broken(from_port(n));
+        if (static_cast<std::size_t>(n) > len - off) return broken(Status::io_error);
+        if (n > 0) request_sent_ = true;
+        off += static_cast<std::size_t>(n);
+    }
+    return Status::ok;
+}
+
+Status Connection::read_reply(resp::Reply& reply, Deadline deadline) noexcept {
+    parser_.reset();
+    std::size_t used = 0;
+    for (;;) {
+        if (used == size_) return broken(Status::too_large);
+        const std::uint32_t left = deadline.remaining(port_);
+        if (left == 0) return broken(Status::timeout);
+        const std::int32_t n =
+            port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_ + used), size_ - used, left);
+        if (n < 0) return broken(from_port(n));
+        if (n == 0) continue;
+        if (static_cast<std::size_t>(n) > size_ - used) return broken(Status::io_error);
+        used += static_cast<std::size_t>(n);
+        const Status s = parser_.parse(buf_, used);
+        if (s == Status::incomplete) continue;
+        if (s != Status::ok) return broken(s);
+        // One request, one reply: bytes beyond it mean the stream is out of step.
+        if (parser_.consumed() != used) return broken(Status::protocol_error);
+        reply = parser_.reply();
+        if (reply.top().is(resp::Type::error)) return classify_error(reply.top().text());
+        return Status::ok;
+    }
+}
+
+}  // namespace resplock

@@ -1,0 +1,251 @@
+#include "resplock/lock.hpp"
+
+#include <cstring>
+
+namespace resplock {
+
+namespace {
+
+// Owner-checked scripts: KEYS[1] = key, ARGV[1] = token (ARGV[2] = ttl for extend).
+// Each returns 1 when the token owned the key and the action was done, 0 when the key was gone,
+// -1 when another value holds it. Their SHA1 digests are checked against the server's own
+// SCRIPT LOAD in the integration tests.
+struct Script {
+    const char* sha1;
+    std::string_view text;
+};
+
+enum ScriptId { release_id, extend_id, query_id };
+
+constexpr Script scripts[] = {
+    {"f7d30471ebc9aa4e471cc6a19ad7e9b6bf6703da",
+     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('del',KEYS[1]) "
+     "elseif v then return -1 end return 0"},
+    {"a0fafee56572fefbe4e444145f2f736d7d484efc",
+     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return "
+     "redis.call('pexpire',KEYS[1],ARGV[2]) elseif v then return -1 end return 0"},
+    {"39be3833593797b97552d26821a84685990a799f",
+     "return {redis.call('get',KEYS[1]),redis.call('pttl',KEYS[1])}"},
+};
+
+constexpr std::size_t digits(std::size_t n) {
+    return n < 10 ? 1 : 1 + digits(n / 10);
+}
+constexpr std::size_t bulk_size(std::size_t n) {
+    return 1 + digits(n) + 2 + n + 2;
+}
+
+// A failure after the request went out leaves the server's state unknown.
+bool transport_failure(Status s) noexcept {
+    return s == Status::timeout || s == Status::closed || s == Status::io_error ||
+           s == Status::protocol_error || s == Status::too_large;
+}
+
+bool valid_ttl(std::uint32_t ttl_ms) noexcept {
+    return ttl_ms >= 1 && ttl_ms <= max_ttl_ms;
+}
+
+}  // namespace
+
+std::size_t lock_buffer_min() noexcept {
+    // *5 EVAL <extend script> 1 <key> <token> <ttl>: the longest request a Lock sends.
+    constexpr std::size_t extend_eval =
+        4 + bulk_size(4) + bulk_size(scripts[extend_id].text.size()) + bulk_size(1) +
+        bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(max_token_len) + bulk_size(10);
+    return extend_eval;
+}
+
+Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn), key_{}, token_{} {
+    if (!key.empty() && key.size() <= sizeof key_) {
+        std::memcpy(key_, key.data(), key.size());
+        key_len_ = key.size();
+    }
+}
+
+Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
+    if (key_len_ == 0 || !valid_ttl(ttl_ms) || held()) return Status::invalid_argument;
+    const resplock_port_t& port = conn_.port();
+    std::uint8_t random[RESPLOCK_TOKEN_BYTES];
+    if (port.random == nullptr || port.random(port.ctx, random, sizeof random) != 0) {
+        return Status::random_failed;
+    }
+    char token[token_len];
+    constexpr char hex[] = "0123456789abcdef";
+    for (std::size_t i = 0; i < sizeof random; ++i) {
+        token[2 * i] = hex[random[i] >> 4];
+        token[2 * i + 1] = hex[random[i] & 0xf];
+    }
+    char ttl_text[20];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::string_view args[6] = {"SET", key(), {token, token_len},
+                                      "NX",  "PX",  {ttl_text, ttl_len}};
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    const Status s = conn_.command(args, 6, reply);
+    if (s == Status::ok) {
+        const resp::Value& v = reply.top();
+        if (v.is(resp::Type::nil_bulk)) return Status::busy;
+        if (!v.is(resp::Type::simple_string) || !v.equals("OK")) return Status::protocol_error;
+    } else if (!(transport_failure(s) && conn_.request_sent())) {
+        return s;
+    }
+    // Held, or possibly held: keep the token so release() can act for it, but claim validity
+    // only on the server's OK.
+    std::memcpy(token_, token, token_len);
+    token_len_ = token_len;
+    ttl_ms_ = ttl_ms;
+    valid_from_ms_ = sent_at;
+    validity_known_ = s == Status::ok;
+    return s == Status::ok ? Status::ok : Status::unknown_outcome;
+}
+
+Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    const resplock_port_t& port = conn_.port();
+    const Deadline deadline = Deadline::after(port, wait_ms);
+    std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
+    for (;;) {
+        const Status s = acquire(ttl_ms);
+        // Busy, or no connection yet (nothing was sent, so nothing can be held): retry.
+        const bool retry = s == Status::busy || s == Status::timeout || s == Status::closed ||
+                           s == Status::io_error || s == Status::connect_failed ||
+                           s == Status::loading;
+        if (!retry || deadline.remaining(port) == 0) return s;
+
+        // Jitter spreads contending waiters over [backoff/2, backoff].
+        std::uint32_t pause = backoff;
+        std::uint8_t r = 0;
+        if (port.random != nullptr && port.random(port.ctx, &r, 1) == 0) {
+            pause = backoff / 2 + (backoff / 2) * r / 255U;
+        }
+        backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
+        std::int64_t ttl_left = -1;
+        if (s == Status::busy && holder_ttl(ttl_left) == Status::ok) {
+            // Never sleep past the moment the holder's lock expires (-2: already gone).
+            if (ttl_left == -2) pause = 0;
+            if (ttl_left >= 0 && ttl_left < pause) pause = static_cast<std::uint32_t>(ttl_left);
+        }
+        const std::uint32_t left = deadline.remaining(port);
+        if (pause > left) pause = left;
+        if (pause > 0) port.sleep_ms(port.ctx, pause);
+    }
+}
+
+Status Lock::holder_ttl(std::int64_t& ttl_ms) noexcept {
+    const std::string_view args[2] = {"PTTL", key()};
+    resp::Reply reply;
+    const Status s = conn_.command(args, 2, reply);
+    if (s != Status::ok) return s;
+    if (!reply.top().is(resp::Type::integer)) return Status::protocol_error;
+    ttl_ms = reply.top().integer;
+    return Status::ok;
+}
+
+Status Lock::run_script(int script, const std::string_view* extra, std::size_t extra_count,
+                        resp::Reply& reply, Deadline deadline) noexcept {
+    std::string_view args[6] = {"EVALSHA", scripts[script].sha1, "1", key()};
+    for (std::size_t i = 0; i < extra_count; ++i)
+        args[4 + i] = extra[i];
+    Status s = conn_.command(args, 4 + extra_count, reply, deadline);
+    if (s == Status::no_script) {
+        // The server's script cache is empty (restart, failover, SCRIPT FLUSH): send the text.
+        args[0] = "EVAL";
+        args[1] = scripts[script].text;
+        s = conn_.command(args, 4 + extra_count, reply, deadline);
+    }
+    return s;
+}
+
+// Maps the reply of the release/extend scripts, and forgets the token once it is known lost.
+Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
+    if (s == Status::ok) {
+        const resp::Value& v = reply.top();
+        if (!v.is(resp::Type::integer)) return Status::protocol_error;
+        s = v.integer == 1    ? Status::ok
+            : v.integer == 0  ? Status::expired
+            : v.integer == -1 ? Status::not_owner
+                              : Status::protocol_error;
+    } else if (s == Status::wrong_type) {
+        s = Status::not_owner;  // another kind of value holds the key: not ours
+    } else if (transport_failure(s) && conn_.request_sent()) {
+        return Status::unknown_outcome;
+    }
+    if (s == Status::expired || s == Status::not_owner) drop();
+    return s;
+}
+
+Status Lock::release() noexcept {
+    if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    resp::Reply reply;
+    const std::string_view token_arg = token();
+    const Status s =
+        owner_result(run_script(release_id, &token_arg, 1, reply,
+                                Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+                     reply);
+    if (s == Status::ok) drop();
+    return s;
+}
+
+Status Lock::extend(std::uint32_t ttl_ms) noexcept {
+    if (key_len_ == 0 || token_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
+    if (validity_known_ && remaining_ms() == 0) return Status::expired;
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[20];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::string_view extra[2] = {token(), {ttl_text, ttl_len}};
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    const Status s = owner_result(
+        run_script(extend_id, extra, 2, reply, Deadline::after(port, conn_.config().timeout_ms)),
+        reply);
+    if (s == Status::ok) {
+        ttl_ms_ = ttl_ms;
+        valid_from_ms_ = sent_at;
+        validity_known_ = true;
+    }
+    return s;
+}
+
+Status Lock::query(LockInfo& info) noexcept {
+    if (key_len_ == 0) return Status::invalid_argument;
+    resp::Reply reply;
+    const Status s = run_script(query_id, nullptr, 0, reply,
+                                Deadline::after(conn_.port(), conn_.config().timeout_ms));
+    if (s != Status::ok) return s;
+    const resp::Value* v = reply.values;
+    if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||
+        !v[2].is(resp::Type::integer)) {
+        return Status::protocol_error;
+    }
+    if (v[1].is(resp::Type::nil_bulk)) {
+        info = {LockState::free, -2};
+    } else if (v[1].is(resp::Type::bulk_string)) {
+        const bool mine = token_len_ != 0 && v[1].equals(token());
+        info = {mine ? LockState::held_by_me : LockState::held_by_other, v[2].integer};
+    } else {
+        return Status::protocol_error;
+    }
+    return Status::ok;
+}
+
+Status Lock::adopt(std::string_view token) noexcept {
+    if (token.empty() || token.size() > max_token_len) return Status::invalid_argument;
+    std::memcpy(token_, token.data(), token.size());
+    token_len_ = token.size();
+    validity_known_ = false;
+    return Status::ok;
+}
+
+std::uint32_t Lock::remaining_ms() const noexcept {
+    if (token_len_ == 0 || !validity_known_) return 0;
+    const resplock_port_t& port = conn_.port();
+    const std::uint64_t elapsed = port.now_ms(port.ctx) - valid_from_ms_;
+    const std::uint64_t used = elapsed + ttl_ms_ / 100 + 2;
+    return used >= ttl_ms_ ? 0U : static_cast<std::uint32_t>(ttl_ms_ - used);
+}
+
+void Lock::drop() noexcept {
+    token_len_ = 0;
+    validity_known_ = false;
+}
+
+}  // namespace resplock

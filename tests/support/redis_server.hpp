@@ -1,5 +1,5 @@
 // Test harness: a real redis-server on a free 127.0.0.1 port, started by the test and stopped
-// when the object goes away, when the test process dies (PR_SET_PDEATHSIG), or on stop().
+// when the object goes away, when the test process dies (PR_SET_PDEATHSIG), or on kill().
 #ifndef RESPLOCK_TESTS_REDIS_SERVER_HPP
 #define RESPLOCK_TESTS_REDIS_SERVER_HPP
 

@@ -1,0 +1,448 @@
+// Proves that the library and the POSIX port never touch the heap: this binary replaces malloc,
+// calloc, realloc, free, the aligned allocators and every global operator new/delete with
+// versions that count calls while `armed` is set, then runs real work against a real server
+// with the counter armed. Only library calls run armed: the test framework's printing and the
+// harness (std::string, fork) run disarmed.
+//
+// Host names are not covered: getaddrinfo allocates its result list inside the C library (see
+// resplock_posix.h), so every connection here uses the numeric address 127.0.0.1.
+#include <netdb.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <initializer_list>
+#include <new>
+#include <string_view>
+
+#include "check.hpp"
+#include "redis_server.hpp"
+#include "resplock/connection.hpp"
+#include "resplock/lock.hpp"
+#include "resplock/resp.hpp"
+#include "resplock_posix.h"
+
+// ---- counting allocator ----
+
+extern "C" {
+void* __libc_malloc(std::size_t size);
+void* __libc_calloc(std::size_t count, std::size_t size);
+void* __libc_realloc(void* ptr, std::size_t size);
+void* __libc_memalign(std::size_t alignment, std::size_t size);
+void __libc_free(void* ptr);
+}
+
+namespace {
+
+// Plain globals: the test is single-threaded, and each access sits behind an opaque call.
+volatile bool armed = false;
+volatile long heap_calls = 0;
+
+void note() {
+    if (armed) heap_calls = heap_calls + 1;
+}
+
+void* counted_malloc(std::size_t size) {
+    note();
+    return __libc_malloc(size);
+}
+
+void* counted_aligned(std::size_t alignment, std::size_t size) {
+    note();
+    return __libc_memalign(alignment, size);
+}
+
+void counted_free(void* ptr) {
+    if (ptr != nullptr) note();
+    __libc_free(ptr);
+}
+
+void arm() {
+    heap_calls = 0;
+    armed = true;
+}
+
+long disarm() {
+    armed = false;
+    return heap_calls;
+}
+
+}  // namespace
+
+extern "C" {
+void* malloc(std::size_t size) noexcept {
+    return counted_malloc(size);
+}
+void* calloc(std::size_t count, std::size_t size) noexcept {
+    note();
+    return __libc_calloc(count, size);
+}
+void* realloc(void* ptr, std::size_t size) noexcept {
+    note();
+    return __libc_realloc(ptr, size);
+}
+void free(void* ptr) noexcept {
+    counted_free(ptr);
+}
+void* memalign(std::size_t alignment, std::size_t size) noexcept {
+    return counted_aligned(alignment, size);
+}
+void* aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
+    return counted_aligned(alignment, size);
+}
+int posix_memalign(void** out, std::size_t alignment, std::size_t size) noexcept {
+    void* p = counted_aligned(alignment, size);
+    if (p == nullptr) return ENOMEM;
+    *out = p;
+    return 0;
+}
+}
+
+void* operator new(std::size_t size) {
+    void* p = counted_malloc(size != 0 ? size : 1);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+void* operator new[](std::size_t size) {
+    return operator new(size);
+}
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+    return counted_malloc(size != 0 ? size : 1);
+}
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
+    return counted_malloc(size != 0 ? size : 1);
+}
+void* operator new(std::size_t size, std::align_val_t alignment) {
+    void* p = counted_aligned(static_cast<std::size_t>(alignment), size != 0 ? size : 1);
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+    return operator new(size, alignment);
+}
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+    return counted_aligned(static_cast<std::size_t>(alignment), size != 0 ? size : 1);
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+    return counted_aligned(static_cast<std::size_t>(alignment), size != 0 ? size : 1);
+}
+void operator delete(void* p) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p) noexcept {
+    counted_free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+    counted_free(p);
+}
+void operator delete(void* p, const std::nothrow_t&) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p, const std::nothrow_t&) noexcept {
+    counted_free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+    counted_free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+    counted_free(p);
+}
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    counted_free(p);
+}
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept {
+    counted_free(p);
+}
+
+// ---- tests ----
+
+using resplock::Connection;
+using resplock::ConnectionConfig;
+using resplock::Deadline;
+using resplock::Lock;
+using resplock::LockInfo;
+using resplock::LockState;
+using resplock::Status;
+namespace resp = resplock::resp;
+
+namespace {
+
+// Keeps results alive so the optimiser cannot drop an allocation whose result is unused.
+void* volatile sink = nullptr;
+
+ConnectionConfig config_for(std::uint16_t port, std::uint32_t timeout_ms = 2000) {
+    ConnectionConfig c;
+    c.host = "127.0.0.1";
+    c.port = port;
+    c.timeout_ms = timeout_ms;
+    return c;
+}
+
+constexpr std::size_t kBuffer = 1024;
+
+// A Connection over its own POSIX port; constructed in place (armed) by each test.
+struct Client {
+    explicit Client(const ConnectionConfig& config)
+        : port(resplock_posix_port(&ctx)), conn(port, config, buf, kBuffer) {}
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    Status run(std::initializer_list<std::string_view> args) {
+        return conn.command(args.begin(), args.size(), reply);
+    }
+
+    resplock_posix_t ctx{};
+    resplock_port_t port;
+    char buf[kBuffer];
+    Connection conn;
+    resp::Reply reply;
+};
+
+}  // namespace
+
+TEST(counter_detects_allocations) {
+    std::printf(
+        "    note: host-name resolution (getaddrinfo) is excluded: the C library allocates its "
+        "result list; every connection here uses the numeric address 127.0.0.1\n");
+
+    arm();
+    sink = std::malloc(1);
+    long n = disarm();
+    CHECK_EQ(n, 1);
+    std::free(sink);
+
+    arm();
+    sink = std::calloc(2, 8);
+    sink = std::realloc(sink, 64);
+    n = disarm();
+    CHECK_EQ(n, 2);
+    arm();
+    std::free(sink);
+    n = disarm();
+    CHECK_EQ(n, 1);
+
+    arm();
+    int* one = new int(7);
+    sink = one;
+    int* many = new int[4];
+    sink = many;
+    delete one;
+    delete[] many;
+    n = disarm();
+    CHECK_EQ(n, 4);
+
+    // The C library's own internal allocations are seen too (its calls go through malloc).
+    const char text[] = "counted";
+    arm();
+    char* copy = strdup(text);
+    sink = copy;
+    n = disarm();
+    CHECK_EQ(n, 1);
+    std::free(copy);
+
+    // Which is why name resolution is left out: getaddrinfo allocates its result list.
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
+    addrinfo* list = nullptr;
+    arm();
+    const int gai = getaddrinfo("127.0.0.1", "6379", &hints, &list);
+    if (gai == 0) freeaddrinfo(list);
+    n = disarm();
+    CHECK_EQ(gai, 0);
+    CHECK(n > 0);
+}
+
+TEST(resp_codec_no_heap) {
+    char out[256];
+    std::size_t written = 0;
+    const std::string_view args[] = {"SET", "key", std::string_view("v\r\n\0", 4), "PX", "100"};
+    static const char wire[] = "*4\r\n$3\r\nabc\r\n:-42\r\n*2\r\n+OK\r\n$-1\r\n-ERR nope\r\n";
+    resp::Value values[8];
+
+    arm();
+    const Status enc = resp::encode_command(args, 5, out, sizeof out, &written);
+    resp::Parser parser(values, 8);
+    Status partial = Status::ok;
+    // Fed one byte at a time, as a slow link would deliver it.
+    for (std::size_t len = 1; len < sizeof wire - 1; ++len) {
+        const Status s = parser.parse(wire, len);
+        if (s != Status::incomplete) partial = s;
+    }
+    const Status full = parser.parse(wire, sizeof wire - 1);
+    const std::size_t consumed = parser.consumed();
+    const resp::Reply reply = parser.reply();
+    const std::size_t reply_count = reply.count;
+    const bool abc = reply_count == 7 && reply.values[1].equals("abc");
+    const std::int64_t integer = reply_count == 7 ? reply.values[2].integer : 0;
+    const bool nil = reply_count == 7 && reply.values[5].is(resp::Type::nil_bulk);
+    const bool error = reply_count == 7 && reply.values[6].is(resp::Type::error) &&
+                       reply.values[6].equals("ERR nope");
+    resp::Parser fresh(values, 8);
+    const Status bad = fresh.parse("*99999999999\r\n", 14);
+    char digits[20];
+    const std::size_t ndigits = resp::format_decimal(18446744073709551615ULL, digits);
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(enc, Status::ok);
+    static const char expected[] =
+        "*5\r\n$3\r\nSET\r\n$3\r\nkey\r\n$4\r\nv\r\n\0\r\n$2\r\nPX\r\n$3\r\n100\r\n";
+    CHECK_EQ(std::string_view(out, written), std::string_view(expected, sizeof expected - 1));
+    CHECK_EQ(partial, Status::ok);  // no early verdict while bytes were missing
+    CHECK_EQ(full, Status::ok);
+    CHECK_EQ(consumed, sizeof wire - 1);
+    CHECK_EQ(reply_count, 7U);
+    CHECK(abc);
+    CHECK_EQ(integer, -42);
+    CHECK(nil);
+    CHECK(error);
+    CHECK(bad == Status::too_large || bad == Status::protocol_error);
+    CHECK_EQ(std::string_view(digits, ndigits), std::string_view("18446744073709551615"));
+}
+
+TEST(connection_with_auth_and_reconnect_no_heap) {
+    support::RedisServer server{"--requirepass", "s3cret"};
+    REQUIRE(server.running());
+    auto config = config_for(server.port());
+    config.password = "s3cret";
+    config.db = 2;
+
+    arm();
+    Client c(config);
+    const Status connected = c.conn.connect(Deadline::after(c.port, 2000));
+    const Status ping = c.run({"PING"});
+    const Status set = c.run({"SET", "k", "value"});
+    const Status get = c.run({"GET", "k"});
+    const bool got_value = get == Status::ok && c.reply.top().equals("value");
+    const Status error_reply = c.run({"INCR", "k"});
+    long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(connected, Status::ok);
+    CHECK_EQ(ping, Status::ok);
+    CHECK_EQ(set, Status::ok);
+    CHECK_EQ(get, Status::ok);
+    CHECK(got_value);
+    CHECK_EQ(error_reply, Status::server_error);
+
+    server.kill();
+    REQUIRE(server.restart());
+
+    arm();
+    const Status lost = c.run({"PING"});
+    const Status again = c.run({"SET", "k", "fresh"});
+    const Status read_back = c.run({"GET", "k"});
+    const bool fresh = read_back == Status::ok && c.reply.top().equals("fresh");
+    n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK(lost == Status::closed || lost == Status::io_error);
+    CHECK_EQ(again, Status::ok);
+    CHECK_EQ(read_back, Status::ok);
+    CHECK(fresh);
+    CHECK_EQ(std::string_view(server.cli({"-a", "s3cret", "-n", "2", "GET", "k"})),
+             std::string_view("fresh"));
+
+    // Refused credentials and a refused connection take the failure paths, still without heap.
+    auto wrong = config;
+    wrong.password = "wrong";
+    const std::uint16_t closed_port = support::free_port();
+    arm();
+    Client refused(wrong);
+    const Status auth = refused.run({"PING"});
+    Client nobody(config_for(closed_port));
+    const Status unreachable = nobody.run({"PING"});
+    n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(auth, Status::auth_failed);
+    CHECK_EQ(unreachable, Status::connect_failed);
+}
+
+TEST(timeout_no_heap) {
+    support::SilentListener silent;
+    REQUIRE(silent.port() != 0);
+
+    arm();
+    Client c(config_for(silent.port(), 200));
+    const Status s = c.run({"PING"});
+    const bool sent = c.conn.request_sent();
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(s, Status::timeout);
+    CHECK(sent);
+}
+
+TEST(lock_no_heap) {
+    support::RedisServer server;
+    REQUIRE(server.running());
+    REQUIRE(resplock::lock_buffer_min() <= kBuffer);
+
+    char old_token[resplock::max_token_len];
+    std::size_t old_len = 0;
+
+    arm();
+    Client a(config_for(server.port()));
+    Client b(config_for(server.port()));
+    Lock mine(a.conn, "resource");
+    Lock theirs(b.conn, "resource");
+    const Status acquired = mine.acquire(5000);
+    LockInfo info;
+    const Status queried = mine.query(info);
+    const Status extended = mine.extend(8000);
+    const bool held = mine.held();
+    const Status busy = theirs.try_acquire(5000, 60);  // waits with backoff, then gives up
+    LockInfo other_view;
+    const Status other_queried = theirs.query(other_view);
+    old_len = mine.token().size();
+    std::memcpy(old_token, mine.token().data(), old_len);
+    const Status released = mine.release();
+    const Status taken = theirs.try_acquire(5000, 500);
+    const Status adopted = mine.adopt({old_token, old_len});
+    const Status stale = mine.release();  // the key now carries their token
+    long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(acquired, Status::ok);
+    CHECK_EQ(queried, Status::ok);
+    CHECK(info.state == LockState::held_by_me);
+    CHECK(info.ttl_ms > 0 && info.ttl_ms <= 5000);
+    CHECK_EQ(extended, Status::ok);
+    CHECK(held);
+    CHECK_EQ(busy, Status::busy);
+    CHECK_EQ(other_queried, Status::ok);
+    CHECK(other_view.state == LockState::held_by_other);
+    CHECK_EQ(released, Status::ok);
+    CHECK_EQ(taken, Status::ok);
+    CHECK_EQ(adopted, Status::ok);
+    CHECK_EQ(stale, Status::not_owner);
+    CHECK_EQ(std::string_view(server.cli({"GET", "resource"})), theirs.token());
+
+    // An empty script cache makes release fall back from EVALSHA to EVAL.
+    REQUIRE_EQ(std::string_view(server.cli({"SCRIPT", "FLUSH"})), std::string_view("OK"));
+    arm();
+    const Status released_again = theirs.release();
+    const Status readopted = mine.adopt({old_token, old_len});
+    const Status gone = mine.release();
+    n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(released_again, Status::ok);
+    CHECK_EQ(readopted, Status::ok);
+    CHECK_EQ(gone, Status::expired);
+    CHECK_EQ(std::string_view(server.cli({"EXISTS", "resource"})), std::string_view("0"));
+}

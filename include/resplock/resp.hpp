@@ -23,8 +23,8 @@ enum class Type : std::uint8_t {
 };
 
 // One parsed value. `data`/`size` view the payload inside the parsed buffer (for an integer, its
-// digits; for arrays and nils, data is null). For an array, `size` is its element count and the
-// elements follow it directly in the value list (pre-order).
+// text, sign included; for arrays and nils, data is null). For an array, `size` is its element
+// count and the elements follow it directly in the value list (pre-order).
 struct Value {
     Type type;
     std::uint32_t size;
@@ -62,6 +62,8 @@ class Parser {
     // with more bytes); protocol_error (malformed: unknown type byte, a non-digit or empty
     // number, overflow, a negative length other than -1, a missing CR LF); too_large (a bulk
     // length, array count or nesting depth over its limit, or more values than `capacity`).
+    // A number that overflows int64 is protocol_error; one in range but over a limit is
+    // too_large. Every array counts towards the depth, even an empty one; a nil array does not.
     // After ok or an error, later calls return the same result until reset().
     Status parse(const char* buf, std::size_t len) noexcept;
 
@@ -87,8 +89,9 @@ class Parser {
 };
 
 // Encodes one command, an array of `count` bulk strings (binary-safe), into out[0..capacity).
-// Returns ok with *written set; too_large if it does not fit (nothing useful is left in out);
-// invalid_argument if count is 0 or an argument is null with a non-zero size.
+// `written` must not be null; it is set to 0 on failure. Returns ok with *written set; too_large
+// if it does not fit (never writes past capacity); invalid_argument if count is 0 or an argument
+// is null with a non-zero size (checked before anything is written).
 Status encode_command(const std::string_view* args, std::size_t count, char* out,
                       std::size_t capacity, std::size_t* written) noexcept;
 

@@ -121,6 +121,7 @@ Status Connection::handshake(Deadline deadline) noexcept {
 Status Connection::round_trip(const std::string_view* args, std::size_t count, resp::Reply& reply,
                               Deadline deadline) noexcept {
     request_sent_ = false;
+    error_reply_ = false;
     reply = {};
     std::size_t len = 0;
     const Status s = resp::encode_command(args, count, buf_, size_, &len);
@@ -164,7 +165,8 @@ Status Connection::read_reply(resp::Reply& reply, Deadline deadline) noexcept {
         // One request, one reply: bytes beyond it mean the stream is out of step.
         if (parser_.consumed() != used) return broken(Status::protocol_error);
         reply = parser_.reply();
-        if (reply.top().is(resp::Type::error)) return classify_error(reply.top().text());
+        error_reply_ = reply.top().is(resp::Type::error);
+        if (error_reply_) return classify_error(reply.top().text());
         return Status::ok;
     }
 }

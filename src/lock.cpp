@@ -35,10 +35,14 @@ constexpr std::size_t bulk_size(std::size_t n) {
     return 1 + digits(n) + 2 + n + 2;
 }
 
-// A failure after the request went out leaves the server's state unknown.
-bool transport_failure(Status s) noexcept {
-    return s == Status::timeout || s == Status::closed || s == Status::io_error ||
-           s == Status::protocol_error || s == Status::too_large;
+// The reply to a request that went out was lost: the server's state is unknown.
+bool reply_lost(Status s) noexcept {
+    return s == Status::timeout || s == Status::closed || s == Status::io_error;
+}
+
+// The reply arrived but could not be read: the request was probably executed.
+bool reply_malformed(Status s) noexcept {
+    return s == Status::protocol_error || s == Status::too_large;
 }
 
 bool valid_ttl(std::uint32_t ttl_ms) noexcept {
@@ -81,13 +85,15 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
                                       "NX",  "PX",  {ttl_text, ttl_len}};
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s = conn_.command(args, 6, reply);
+    Status s = conn_.command(args, 6, reply);
     if (s == Status::ok) {
         const resp::Value& v = reply.top();
         if (v.is(resp::Type::nil_bulk)) return Status::busy;
-        if (!v.is(resp::Type::simple_string) || !v.equals("OK")) return Status::protocol_error;
-    } else if (!(transport_failure(s) && conn_.request_sent())) {
-        return s;
+        if (!v.is(resp::Type::simple_string) || !v.equals("OK")) s = Status::protocol_error;
+    } else if (reply_lost(s) && conn_.request_sent()) {
+        s = Status::unknown_outcome;
+    } else if (!(reply_malformed(s) && conn_.request_sent())) {
+        return s;  // not executed: nothing to keep
     }
     // Held, or possibly held: keep the token so release() can act for it, but claim validity
     // only on the server's OK.
@@ -96,7 +102,7 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     ttl_ms_ = ttl_ms;
     valid_from_ms_ = sent_at;
     validity_known_ = s == Status::ok;
-    return s == Status::ok ? Status::ok : Status::unknown_outcome;
+    return s;
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
@@ -166,7 +172,7 @@ Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
                               : Status::protocol_error;
     } else if (s == Status::wrong_type) {
         s = Status::not_owner;  // another kind of value holds the key: not ours
-    } else if (transport_failure(s) && conn_.request_sent()) {
+    } else if (reply_lost(s) && conn_.request_sent()) {
         return Status::unknown_outcome;
     }
     if (s == Status::expired || s == Status::not_owner) drop();
@@ -192,11 +198,14 @@ Status Lock::extend(std::uint32_t ttl_ms) noexcept {
     char ttl_text[20];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view extra[2] = {token(), {ttl_text, ttl_len}};
+    // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
+    // it no longer than the validity left.
+    std::uint32_t wait_ms = conn_.config().timeout_ms;
+    if (validity_known_ && remaining_ms() < wait_ms) wait_ms = remaining_ms();
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s = owner_result(
-        run_script(extend_id, extra, 2, reply, Deadline::after(port, conn_.config().timeout_ms)),
-        reply);
+    const Status s =
+        owner_result(run_script(extend_id, extra, 2, reply, Deadline::after(port, wait_ms)), reply);
     if (s == Status::ok) {
         ttl_ms_ = ttl_ms;
         valid_from_ms_ = sent_at;

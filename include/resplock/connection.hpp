@@ -57,8 +57,8 @@ class Connection {
     //   timeout, closed, io_error, protocol_error (malformed reply, or bytes after it), too_large
     //   (reply larger than the buffer): the connection is closed and the next call reconnects;
     //   request_sent() tells whether the server may have received the command;
-    //   no_host, connect_failed, and the handshake's failures (timeout, auth_*, server_error...):
-    //   the command was not sent;
+    //   no_host, connect_failed, and the handshake's failures (timeout, server_error from
+    //   SELECT, auth_failed for any error reply to AUTH but LOADING): the command was not sent;
     //   too_large with request_sent() false: the request does not fit the buffer (not sent);
     //   invalid_argument: no argument given.
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply,
@@ -73,6 +73,12 @@ class Connection {
 
     // Closes the transport; the next call reconnects.
     void close() noexcept;
+
+    // The text of the error reply the last command received (e.g. "ERR unknown command"), or
+    // empty if it received none. A view into the buffer, valid until the next command.
+    std::string_view error_text() const noexcept {
+        return error_reply_ ? values_[0].text() : std::string_view();
+    }
 
     bool connected() const noexcept { return connected_; }
     // Whether any byte of the last command reached the transport (its outcome may be unknown).
@@ -95,6 +101,7 @@ class Connection {
     std::size_t size_;
     bool connected_ = false;
     bool request_sent_ = false;
+    bool error_reply_ = false;
     resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
     resp::Parser parser_;
 };

@@ -40,9 +40,12 @@ class Lock {
     // One attempt: SET key token NX PX ttl_ms with a fresh random token, one round trip.
     // Returns ok (held: the server answered OK to this request), busy (someone holds it),
     // invalid_argument (bad key, ttl_ms outside 1..max_ttl_ms, or this object already holds a
-    // lock that has not expired locally), random_failed, unknown_outcome (the request may have
-    // been executed but its reply was lost: not held, and the key expires by its TTL), any
-    // connect/handshake status of Connection::command, or an error-reply status.
+    // lock that has not expired locally), random_failed, unknown_outcome (the request went out
+    // but its reply was lost), protocol_error / too_large (the reply was malformed or not the
+    // expected one), any connect/handshake status of Connection::command, or an error-reply
+    // status. After unknown_outcome, protocol_error or too_large the lock is not held, but the
+    // token is kept (remaining_ms() 0) so release() can remove a key the server may have set;
+    // otherwise it expires by its TTL.
     Status acquire(std::uint32_t ttl_ms) noexcept;
 
     // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
@@ -52,15 +55,20 @@ class Lock {
     // Returns acquire()'s statuses; busy when the wait ran out with the lock still held.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
-    // Owner-checked delete. Returns ok (released), not_owner (another token holds the key),
-    // expired (the key was gone), invalid_argument (no token), unknown_outcome (reply lost: the
-    // token is kept so release can be retried), or connection/error-reply statuses. Sent even
-    // when local validity has run out, since the key may still carry this token.
+    // Owner-checked delete. Returns ok (released), not_owner (another token or a key of another
+    // type holds it), expired (the key was gone), invalid_argument (no token), unknown_outcome
+    // (reply lost), protocol_error / too_large (reply malformed), or connection/error-reply
+    // statuses. The token is forgotten on ok, not_owner and expired, and kept otherwise so the
+    // release can be retried. Sent even when local validity has run out, since the key may still
+    // carry this token.
     Status release() noexcept;
 
     // Owner-checked PEXPIRE to ttl_ms. Returns ok (local validity restarts from this request),
     // not_owner, expired (the key was gone, or local validity had already run out: then no
-    // request is sent), invalid_argument, unknown_outcome, or connection/error-reply statuses.
+    // request is sent), invalid_argument, unknown_outcome, protocol_error, too_large, or
+    // connection/error-reply statuses. Waits for the reply no longer than the connection's
+    // timeout nor the local validity left: a renewal confirmed too late would be of no use, so
+    // it then returns timeout or unknown_outcome and remaining_ms() is 0.
     Status extend(std::uint32_t ttl_ms) noexcept;
 
     // Who holds the key, and its PTTL, atomically in one round trip. Returns ok,

@@ -139,8 +139,10 @@ TEST(error_reply_keeps_the_connection) {
     CHECK_EQ(f.run(), Status::auth_required);
     CHECK(f.reply.top().is(resp::Type::error));
     CHECK(f.reply.top().equals("NOAUTH Authentication required."));
+    CHECK(f.conn.error_text() == "NOAUTH Authentication required.");
     CHECK(f.conn.connected());
     CHECK_EQ(f.run(), Status::ok);
+    CHECK(f.conn.error_text().empty());
     CHECK(f.mock.done());
 }
 

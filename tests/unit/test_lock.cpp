@@ -125,6 +125,20 @@ TEST(acquire_unexpected_reply_is_protocol_error_not_held) {
         .reply("+QUEUED\r\n");
     CHECK_EQ(f.lock.acquire(1000), Status::protocol_error);
     CHECK(!f.lock.held());
+    CHECK(f.lock.token() == token0);  // the SET may have run: release() can clean up
+    CHECK(f.mock.done());
+}
+
+TEST(acquire_malformed_reply_is_protocol_error_not_held) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(wire::cmd({"SET", "k", token0, "NX", "PX", "1000"}))
+        .reply("+OK\r\r");
+    CHECK_EQ(f.lock.acquire(1000), Status::protocol_error);
+    CHECK(!f.lock.held());
+    CHECK_EQ(f.lock.remaining_ms(), 0U);
+    CHECK(f.lock.token() == token0);
+    CHECK(!f.conn.connected());
     CHECK(f.mock.done());
 }
 
@@ -336,6 +350,18 @@ TEST(extend_reply_lost_keeps_old_validity) {
     f.mock.expect(wire::cmd({"EVALSHA", extend_sha, "1", "k", token0, "1000"})).recv_timeout();
     CHECK_EQ(f.lock.extend(1000), Status::unknown_outcome);
     CHECK_EQ(f.lock.remaining_ms(), 1000U - 12U - 500U);
+    CHECK(f.mock.done());
+}
+
+TEST(extend_waits_no_longer_than_the_validity_left) {
+    Fixture f;
+    f.acquired();
+    f.mock.advance(900);  // 88 ms of validity left, less than the 2000 ms timeout
+    f.mock.expect(wire::cmd({"EVALSHA", extend_sha, "1", "k", token0, "1000"})).recv_timeout();
+    const std::uint32_t start = f.mock.now_ms;
+    CHECK_EQ(f.lock.extend(1000), Status::unknown_outcome);
+    CHECK_EQ(f.mock.now_ms - start, 88U);
+    CHECK(!f.lock.held());
     CHECK(f.mock.done());
 }
 

@@ -1,0 +1,1041 @@
+// resplock: the command-line tool. Takes, releases, extends and inspects one lock on a Redis
+// server, and runs a command while holding one, renewing it until the command ends. Exit codes
+// follow sysexits(3) so that shell scripts can tell "busy" from "server down" (see usage()).
+#include <errno.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdarg>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "resplock/config.h"
+#include "resplock/connection.hpp"
+#include "resplock/lock.hpp"
+#include "resplock/status.hpp"
+#include "resplock_posix.h"
+
+namespace {
+
+using resplock::Status;
+
+// Exit codes. Scripts depend on them: never renumber.
+constexpr int exit_ok = 0;
+constexpr int exit_not_owner = 1;     // release/extend: token does not own KEY; status: free
+constexpr int exit_usage = 64;        // EX_USAGE
+constexpr int exit_unavailable = 69;  // EX_UNAVAILABLE: server unreachable, timeout, link lost
+constexpr int exit_lost = 70;         // run: the lock was lost while COMMAND ran
+constexpr int exit_io = 74;           // EX_IOERR: the token could not be written to stdout
+constexpr int exit_busy = 75;         // EX_TEMPFAIL: lock busy
+constexpr int exit_protocol = 76;     // EX_PROTOCOL: malformed or unexpected reply
+constexpr int exit_denied = 77;       // EX_NOPERM: authentication or permission refused
+constexpr int exit_cannot_run = 126;  // run: COMMAND found but could not be started
+constexpr int exit_not_found = 127;   // run: COMMAND not found
+
+constexpr const char version_text[] = "resplock 0.1.0\n";
+constexpr const char default_url[] = "redis://127.0.0.1:6379";
+constexpr std::uint32_t max_ms = resplock::max_ttl_ms;  // largest TTL, wait or timeout
+constexpr std::size_t max_host_len = 255;
+constexpr std::size_t max_user_len = 128;
+constexpr std::size_t max_password_len = 256;
+constexpr std::size_t server_text_max = 200;   // characters of a server error message shown
+constexpr std::uint32_t stop_grace_ms = 2000;  // SIGTERM to SIGKILL when the lock is lost
+
+// The connection buffer: holds one request, then its reply.
+char io_buffer[512];
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+// Prints "resplock: <message>" as exactly one line on stderr: control characters that might come
+// from a key or a server reply are replaced so that the message cannot span lines.
+__attribute__((format(printf, 1, 2))) void report(const char* format, ...) {
+    char line[1024];
+    va_list args;
+    va_start(args, format);
+    const int n = std::vsnprintf(line, sizeof line, format, args);
+    va_end(args);
+    if (n < 0) return;
+    for (char* p = line; *p != '\0'; ++p) {
+        const auto c = static_cast<unsigned char>(*p);
+        if (c < 0x20 || c == 0x7f) *p = '?';
+    }
+    std::fprintf(stderr, "resplock: %s\n", line);
+}
+
+void usage(std::FILE* out) {
+    std::fputs(
+        "Usage: resplock [OPTIONS] COMMAND ...\n"
+        "\n"
+        "A lock shared by every host that reaches one Redis server, for shell scripts and cron\n"
+        "jobs (like flock(1), but across machines). The Redis key is exactly KEY.\n"
+        "\n"
+        "Commands:\n"
+        "  acquire KEY              take the lock and print its token on stdout; the lock stays\n"
+        "                           until its TTL ends or it is released with the token\n"
+        "  release KEY TOKEN        release the lock, only if TOKEN still owns it\n"
+        "  extend KEY TOKEN         reset the lock's TTL to --ttl, only if TOKEN still owns it\n"
+        "  status KEY               print \"held <remaining-ms>\" or \"free\"\n"
+        "  run KEY -- COMMAND [ARG...]\n"
+        "                           take the lock, run COMMAND while holding it (renewed every\n"
+        "                           ttl/3), release it when COMMAND ends and exit with COMMAND's\n"
+        "                           status (128+N if it died of signal N). COMMAND sees\n"
+        "                           RESPLOCK_KEY and RESPLOCK_TOKEN in its environment; it gets\n"
+        "                           SIGTERM, then SIGKILL 2 s later, if the lock is lost.\n"
+        "                           SIGINT, SIGTERM and SIGHUP sent to resplock are passed on.\n"
+        "\n"
+        "Options (before or after the command; --opt=value works too):\n"
+        "  -u, --url URL            redis://[[user]:password@]host[:port][/db]\n"
+        "                           (IPv6: redis://[::1]:6379; %XX escapes in user and password)\n"
+        "                           default: $REDIS_URL, else redis://127.0.0.1:6379\n"
+        "      --password-file PATH read the password from the first line of PATH (keeps it out\n"
+        "                           of ps); overrides a password in the URL\n"
+        "      --ttl MS             lock time-to-live in milliseconds (1..2147483647)\n"
+        "                           default: 30000\n"
+        "      --wait MS            how long acquire and run wait for a busy lock\n"
+        "                           default: 0 (a single attempt)\n"
+        "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
+        "                           default: 2000\n"
+        "  -h, --help               show this help and exit\n"
+        "      --version            show the version and exit\n"
+        "\n"
+        "Exit status:\n"
+        "    0  done (status: the lock is held)\n"
+        "    1  release/extend: TOKEN does not own KEY (expired or taken); status: free\n"
+        "   64  usage error (unknown option, missing or extra argument, bad number, bad key)\n"
+        "   69  server unreachable, connection lost or timed out\n"
+        "   70  run: the lock was lost while COMMAND ran; COMMAND was stopped\n"
+        "   75  the lock is busy: not acquired within --wait\n"
+        "   76  protocol error or unexpected reply from the server\n"
+        "   77  authentication or permission refused\n"
+        "  126  run: COMMAND was found but could not be started\n"
+        "  127  run: COMMAND not found\n"
+        "  any other: run: COMMAND's own exit status\n"
+        "\n"
+        "Examples:\n"
+        "  # a cron job that must never run twice at once, on any host:\n"
+        "  resplock --wait 60000 run nightly-backup -- /usr/local/bin/backup.sh\n"
+        "\n"
+        "  # take the lock in one step and release it in another:\n"
+        "  token=$(resplock --ttl 120000 acquire deploy) || exit\n"
+        "  ./deploy.sh\n"
+        "  resplock release deploy \"$token\"\n",
+        out);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Numbers and the URL
+
+// Decimal digits only: no sign, no blanks, no trailing junk, within [lo, hi].
+bool parse_number(const char* text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+    if (text == nullptr || *text == '\0') return false;
+    std::uint64_t v = 0;
+    for (const char* p = text; *p != '\0'; ++p) {
+        if (*p < '0' || *p > '9') return false;
+        v = v * 10U + static_cast<std::uint64_t>(*p - '0');
+        if (v > hi) return false;
+    }
+    if (v < lo) return false;
+    out = static_cast<std::uint32_t>(v);
+    return true;
+}
+
+bool parse_number(std::string_view text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+    char copy[16];
+    if (text.size() >= sizeof copy) return false;
+    std::memcpy(copy, text.data(), text.size());
+    copy[text.size()] = '\0';
+    return parse_number(copy, lo, hi, out);
+}
+
+struct Endpoint {
+    char host[max_host_len + 1] = "127.0.0.1";
+    std::uint16_t port = 6379;
+    bool ipv6 = false;  // host is an IPv6 literal: shown in brackets
+    char username[max_user_len + 1] = "";
+    bool has_username = false;
+    char password[max_password_len + 1] = "";
+    bool has_password = false;
+    std::uint32_t db = 0;
+};
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// %XX-decodes `in` into out (NUL-terminated, at most cap - 1 bytes). A decoded NUL is refused:
+// the library takes credentials as C strings.
+bool percent_decode(std::string_view in, char* out, std::size_t cap) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        char c = in[i];
+        if (c == '%') {
+            if (i + 2 >= in.size()) return false;
+            const int hi = hex_value(in[i + 1]);
+            const int lo = hex_value(in[i + 2]);
+            if (hi < 0 || lo < 0) return false;
+            c = static_cast<char>(hi * 16 + lo);
+            if (c == '\0') return false;
+            i += 2;
+        }
+        if (n + 1 >= cap) return false;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+    if (s.size() < prefix.size()) return false;
+    for (std::size_t i = 0; i < prefix.size(); ++i) {
+        char c = s[i];
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+        if (c != prefix[i]) return false;
+    }
+    return true;
+}
+
+// Copies `url` to out with everything between the first ':' of its user-info and the '@' (the
+// password) replaced by "***", so that it can be shown in a message. Without a ':' the whole
+// user-info is hidden, in case it was meant as a password.
+void mask_url(const char* url, char* out, std::size_t cap) {
+    const std::string_view u(url);
+    std::size_t start = u.find("://");
+    start = start == std::string_view::npos ? 0 : start + 3;
+    const std::size_t at = u.rfind('@');
+    if (at == std::string_view::npos || at < start) {
+        std::snprintf(out, cap, "%.300s", url);
+        return;
+    }
+    const std::size_t colon = u.substr(start, at - start).find(':');
+    const std::size_t keep = colon == std::string_view::npos ? start : start + colon + 1;
+    std::snprintf(out, cap, "%.*s***%.200s", static_cast<int>(keep < 100 ? keep : 100), url,
+                  url + at);
+}
+
+enum class UrlResult { ok, bad, tls };
+
+// Parses redis://[[user]:password@]host[:port][/db] into ep. On `bad`, *why says what is wrong.
+UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
+    std::string_view u(url);
+    if (starts_with_nocase(u, "rediss://")) return UrlResult::tls;
+    if (!starts_with_nocase(u, "redis://")) {
+        *why = "it must start with redis://";
+        return UrlResult::bad;
+    }
+    u.remove_prefix(8);
+    if (u.find_first_of("?#") != std::string_view::npos) {
+        *why = "query strings and fragments are not supported";
+        return UrlResult::bad;
+    }
+    // The user-info ends at the last '@': a password may contain '/' or '@' unescaped.
+    const std::size_t at = u.rfind('@');
+    if (at != std::string_view::npos) {
+        const std::string_view info = u.substr(0, at);
+        u.remove_prefix(at + 1);
+        const std::size_t colon = info.find(':');
+        const std::string_view user = info.substr(0, colon);
+        if (!user.empty()) {
+            if (!percent_decode(user, ep.username, sizeof ep.username)) {
+                *why = "bad user name (too long, a bad %XX escape, or %00)";
+                return UrlResult::bad;
+            }
+            ep.has_username = true;
+        }
+        // An empty password ("redis://:@host") means none, like an absent one.
+        if (colon != std::string_view::npos && colon + 1 < info.size()) {
+            if (!percent_decode(info.substr(colon + 1), ep.password, sizeof ep.password)) {
+                *why = "bad password (too long, a bad %XX escape, or %00)";
+                return UrlResult::bad;
+            }
+            ep.has_password = true;
+        }
+    }
+    // host, [v6], then :port and /db.
+    std::string_view host;
+    if (!u.empty() && u[0] == '[') {
+        const std::size_t close = u.find(']');
+        if (close == std::string_view::npos || close == 1) {
+            *why = "bad IPv6 address: expected [address]";
+            return UrlResult::bad;
+        }
+        host = u.substr(1, close - 1);
+        u.remove_prefix(close + 1);
+        if (!u.empty() && u[0] != ':' && u[0] != '/') {
+            *why = "unexpected text after ']'";
+            return UrlResult::bad;
+        }
+        ep.ipv6 = true;
+    } else {
+        const std::size_t end = u.find_first_of(":/");
+        host = u.substr(0, end);
+        u.remove_prefix(end == std::string_view::npos ? u.size() : end);
+    }
+    if (!host.empty()) {
+        if (host.size() > max_host_len) {
+            *why = "host name too long";
+            return UrlResult::bad;
+        }
+        for (char c : host) {
+            if (static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == '@' ||
+                (!ep.ipv6 && c == ':')) {
+                *why = "bad character in the host name";
+                return UrlResult::bad;
+            }
+        }
+        std::memcpy(ep.host, host.data(), host.size());
+        ep.host[host.size()] = '\0';
+    }
+    if (!u.empty() && u[0] == ':') {
+        u.remove_prefix(1);
+        const std::size_t end = u.find('/');
+        std::uint32_t port = 0;
+        if (!parse_number(u.substr(0, end), 1, 65535, port)) {
+            *why = "the port must be a number in 1..65535";
+            return UrlResult::bad;
+        }
+        ep.port = static_cast<std::uint16_t>(port);
+        u.remove_prefix(end == std::string_view::npos ? u.size() : end);
+    }
+    if (!u.empty() && u[0] == '/') {
+        u.remove_prefix(1);
+        if (!u.empty() && !parse_number(u, 0, max_ms, ep.db)) {
+            *why = "the database after '/' must be a number";
+            return UrlResult::bad;
+        }
+        u = {};
+    }
+    if (!u.empty()) {
+        *why = "unexpected text after the host";
+        return UrlResult::bad;
+    }
+    return UrlResult::ok;
+}
+
+// Reads the first line of `path` (without its line end) as the password.
+bool read_password_file(const char* path, Endpoint& ep) {
+    std::FILE* f = std::fopen(path, "r");
+    if (f == nullptr) {
+        report("cannot read password file %s: %s", path, std::strerror(errno));
+        return false;
+    }
+    char line[max_password_len + 3];
+    const bool got = std::fgets(line, sizeof line, f) != nullptr;
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) {
+        report("cannot read password file %s: read error", path);
+        return false;
+    }
+    std::size_t n = got ? std::strlen(line) : 0;
+    const bool whole_line = n > 0 && line[n - 1] == '\n';
+    if (whole_line) --n;
+    if (n > 0 && line[n - 1] == '\r') --n;
+    if (n == 0) {
+        report("password file %s is empty", path);
+        return false;
+    }
+    if (n > max_password_len || (!whole_line && n == sizeof line - 1)) {
+        report("password in %s is longer than %zu bytes", path, max_password_len);
+        return false;
+    }
+    std::memcpy(ep.password, line, n);
+    ep.password[n] = '\0';
+    ep.has_password = true;
+    return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Command line
+
+enum class Command { none, acquire, release, extend, status, run };
+
+struct Options {
+    const char* url = nullptr;
+    const char* password_file = nullptr;
+    std::uint32_t ttl_ms = 30000;
+    std::uint32_t wait_ms = 0;
+    std::uint32_t timeout_ms = 2000;
+    Command command = Command::none;
+    const char* command_name = "";
+    const char* operands[3] = {};  // KEY [TOKEN]: positionals after the command
+    int operand_count = 0;
+    char** run_argv = nullptr;  // run: COMMAND [ARGS...]
+};
+
+Command command_from(const char* name) {
+    const std::string_view n(name);
+    if (n == "acquire") return Command::acquire;
+    if (n == "release") return Command::release;
+    if (n == "extend") return Command::extend;
+    if (n == "status") return Command::status;
+    if (n == "run") return Command::run;
+    return Command::none;
+}
+
+// Values an option takes; `value` is null when the option was not given one.
+bool apply_option(Options& o, std::string_view name, const char* value) {
+    std::uint32_t* number = nullptr;
+    std::uint32_t lo = 1;
+    if (name == "ttl") {
+        number = &o.ttl_ms;
+    } else if (name == "wait") {
+        number = &o.wait_ms;
+        lo = 0;
+    } else if (name == "timeout") {
+        number = &o.timeout_ms;
+    } else if (name == "url") {
+        o.url = value;
+        return true;
+    } else if (name == "password-file") {
+        if (*value == '\0') {
+            report("--password-file needs a file name");
+            return false;
+        }
+        o.password_file = value;
+        return true;
+    }
+    if (!parse_number(value, lo, max_ms, *number)) {
+        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%.40s'",
+               static_cast<int>(name.size()), name.data(), lo, max_ms, value);
+        return false;
+    }
+    return true;
+}
+
+bool takes_value(std::string_view name) {
+    return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
+           name == "timeout";
+}
+
+// Adds one positional argument. For run, the first one after KEY starts COMMAND.
+bool add_operand(Options& o, int argc, char** argv, int& i) {
+    const char* arg = argv[i];
+    if (o.command == Command::none) {
+        o.command = command_from(arg);
+        o.command_name = arg;
+        if (o.command == Command::none) {
+            report("unknown command '%.40s' (try 'resplock --help')", arg);
+            return false;
+        }
+        return true;
+    }
+    if (o.command == Command::run && o.operand_count == 1) {
+        o.run_argv = argv + i;
+        i = argc;
+        return true;
+    }
+    if (o.operand_count == 3) {
+        report("%s: too many arguments (try 'resplock --help')", o.command_name);
+        return false;
+    }
+    o.operands[o.operand_count++] = arg;
+    return true;
+}
+
+// Returns -1 to go on, else the exit code (0 after --help or --version).
+int parse_args(int argc, char** argv, Options& o) {
+    int i = 1;
+    for (; i < argc; ++i) {
+        const char* arg = argv[i];
+        if (std::strcmp(arg, "--") == 0) {
+            // The rest are operands; for run, COMMAND starts after KEY.
+            for (++i; i < argc; ++i) {
+                if (!add_operand(o, argc, argv, i)) return exit_usage;
+            }
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (!add_operand(o, argc, argv, i)) return exit_usage;
+            continue;
+        }
+        std::string_view name;
+        const char* value = nullptr;
+        if (arg[1] == '-') {
+            name = arg + 2;
+            const std::size_t eq = name.find('=');
+            if (eq != std::string_view::npos) {
+                value = arg + 2 + eq + 1;
+                name = name.substr(0, eq);
+            }
+        } else if (arg[1] == 'u') {
+            name = "url";
+            if (arg[2] != '\0') value = arg + 2;
+        } else if (arg[1] == 'h' && arg[2] == '\0') {
+            name = "help";
+        } else {
+            report("unknown option '%.40s' (try 'resplock --help')", arg);
+            return exit_usage;
+        }
+        if (name == "help" || name == "version") {
+            if (value != nullptr) {
+                report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
+                return exit_usage;
+            }
+            if (name == "help") {
+                usage(stdout);
+            } else {
+                std::fputs(version_text, stdout);
+            }
+            return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+        }
+        if (!takes_value(name)) {
+            report("unknown option '%.40s' (try 'resplock --help')", arg);
+            return exit_usage;
+        }
+        if (value == nullptr) {
+            if (i + 1 >= argc) {
+                report("option %.40s needs a value", arg);
+                return exit_usage;
+            }
+            value = argv[++i];
+        }
+        if (!apply_option(o, name, value)) return exit_usage;
+    }
+
+    if (o.command == Command::none) {
+        report("missing command: acquire, release, extend, status or run (try 'resplock --help')");
+        return exit_usage;
+    }
+    const bool needs_token = o.command == Command::release || o.command == Command::extend;
+    const int wanted = needs_token ? 2 : 1;
+    if (o.operand_count < wanted) {
+        report("%s: missing %s (try 'resplock --help')", o.command_name,
+               o.operand_count == 0 ? "KEY" : "TOKEN");
+        return exit_usage;
+    }
+    if (o.operand_count > wanted) {
+        report("%s: too many arguments (try 'resplock --help')", o.command_name);
+        return exit_usage;
+    }
+    if (o.command == Command::run && o.run_argv == nullptr) {
+        report("run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
+        return exit_usage;
+    }
+    const std::size_t key_len = std::strlen(o.operands[0]);
+    if (key_len == 0) {
+        report("%s: KEY must not be empty", o.command_name);
+        return exit_usage;
+    }
+    if (key_len > RESPLOCK_MAX_KEY_LEN) {
+        report("%s: KEY is %zu bytes long; at most %d are accepted", o.command_name, key_len,
+               RESPLOCK_MAX_KEY_LEN);
+        return exit_usage;
+    }
+    if (needs_token) {
+        const std::size_t token_len = std::strlen(o.operands[1]);
+        if (token_len == 0 || token_len > resplock::max_token_len) {
+            report("%s %s: TOKEN must be 1..%zu characters (as printed by 'resplock acquire')",
+                   o.command_name, o.operands[0], resplock::max_token_len);
+            return exit_usage;
+        }
+    }
+    return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statuses
+
+int exit_code(Status s) {
+    switch (s) {
+        case Status::ok:
+            return exit_ok;
+        case Status::not_owner:
+        case Status::expired:
+            return exit_not_owner;
+        case Status::busy:
+            return exit_busy;
+        case Status::invalid_argument:
+            return exit_usage;
+        case Status::timeout:
+        case Status::no_host:
+        case Status::connect_failed:
+        case Status::closed:
+        case Status::io_error:
+        case Status::unknown_outcome:
+        case Status::loading:        // the server is not ready yet
+        case Status::random_failed:  // cannot happen with getrandom(); nothing was sent
+            return exit_unavailable;
+        case Status::auth_required:
+        case Status::auth_failed:
+        case Status::no_permission:
+            return exit_denied;
+        case Status::incomplete:
+        case Status::protocol_error:
+        case Status::too_large:
+        case Status::server_error:
+        case Status::no_script:
+        case Status::read_only:
+        case Status::server_busy:
+        case Status::out_of_memory:
+        case Status::wrong_type:
+            return exit_protocol;
+    }
+    return exit_protocol;
+}
+
+// What the tool talks to, for messages ("127.0.0.1:6379", "[::1]:6379"; never the password).
+struct Target {
+    const char* host;
+    char where[max_host_len + 16];
+    std::uint32_t timeout_ms;
+    const resplock::Connection* conn;  // for the server's error text
+};
+
+bool is_error_reply(Status s) {
+    switch (s) {
+        case Status::server_error:
+        case Status::auth_required:
+        case Status::auth_failed:
+        case Status::no_permission:
+        case Status::no_script:
+        case Status::read_only:
+        case Status::loading:
+        case Status::server_busy:
+        case Status::out_of_memory:
+        case Status::wrong_type:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The text of the error reply the connection received last, cut to server_text_max.
+void server_text(const resplock::Connection& conn, char* out, std::size_t cap) {
+    const std::string_view text = conn.error_text();
+    const bool cut = text.size() > server_text_max;
+    std::snprintf(out, cap, "%.*s%s", static_cast<int>(cut ? server_text_max : text.size()),
+                  text.data(), cut ? "..." : "");
+}
+
+// Why a call failed, in words, for "resplock: <what>: <why>".
+void describe(Status s, const Target& t, char* out, std::size_t cap) {
+    switch (s) {
+        case Status::timeout:
+            std::snprintf(out, cap, "timed out after %u ms talking to %s", t.timeout_ms, t.where);
+            return;
+        case Status::no_host:
+            std::snprintf(out, cap, "cannot resolve host name %s", t.host);
+            return;
+        case Status::connect_failed:
+            std::snprintf(out, cap, "cannot connect to %s: connection refused or unreachable",
+                          t.where);
+            return;
+        case Status::closed:
+            std::snprintf(out, cap, "connection closed by the server at %s", t.where);
+            return;
+        case Status::io_error:
+            std::snprintf(out, cap, "transport error talking to %s", t.where);
+            return;
+        case Status::unknown_outcome:
+            std::snprintf(out, cap,
+                          "request sent to %s but its reply was lost (timed out after %u ms "
+                          "or connection lost): outcome unknown",
+                          t.where, t.timeout_ms);
+            return;
+        case Status::incomplete:
+        case Status::protocol_error:
+            std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
+                          t.where);
+            return;
+        case Status::too_large:
+            std::snprintf(out, cap,
+                          "protocol error: reply from %s exceeds the %zu-byte buffer or a "
+                          "parser limit",
+                          t.where, sizeof io_buffer);
+            return;
+        case Status::random_failed:
+            std::snprintf(out, cap, "cannot make a lock token: the system's random source failed");
+            return;
+        case Status::invalid_argument:
+            std::snprintf(out, cap, "invalid argument (key, token or TTL refused)");
+            return;
+        default:
+            break;
+    }
+    if (is_error_reply(s)) {
+        char text[server_text_max + 8];
+        server_text(*t.conn, text, sizeof text);
+        std::snprintf(out, cap, "%s from %s%s%s", resplock::to_string(s), t.where,
+                      text[0] != '\0' ? ": " : "", text);
+        return;
+    }
+    std::snprintf(out, cap, "%s", resplock::to_string(s));
+}
+
+// Reports a failed call as "resplock: <command> <key>: <why>" and returns its exit code.
+int fail(Status s, const char* command, const char* key, const Target& t) {
+    char why[512];
+    describe(s, t, why, sizeof why);
+    report("%s %s: %s", command, key, why);
+    return exit_code(s);
+}
+
+// Acquisition failures of acquire and run, with what busy and unknown_outcome mean there.
+int fail_acquire(Status s, const Options& o, const Target& t) {
+    const char* key = o.operands[0];
+    if (s == Status::busy) {
+        if (o.wait_ms == 0) {
+            report("%s %s: lock is busy (held by someone else)", o.command_name, key);
+        } else {
+            report("%s %s: lock is busy (held by someone else; gave up after waiting %u ms)",
+                   o.command_name, key, o.wait_ms);
+        }
+        return exit_busy;
+    }
+    if (s == Status::unknown_outcome || s == Status::protocol_error || s == Status::too_large) {
+        // The SET went out and no clean answer came back.
+        char why[512];
+        describe(s, t, why, sizeof why);
+        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
+               o.command_name, key, why, o.ttl_ms);
+        return exit_code(s);
+    }
+    return fail(s, o.command_name, key, t);
+}
+
+// release/extend: not_owner and expired are answers, not faults.
+int fail_owner(Status s, const Options& o, const Target& t) {
+    const char* key = o.operands[0];
+    if (s == Status::not_owner) {
+        report("%s %s: token does not own the lock (another holder has it)", o.command_name, key);
+        return exit_not_owner;
+    }
+    if (s == Status::expired) {
+        report("%s %s: token does not own the lock (the key is gone: expired or released)",
+               o.command_name, key);
+        return exit_not_owner;
+    }
+    if (s == Status::unknown_outcome) {
+        char why[512];
+        describe(s, t, why, sizeof why);
+        report("%s %s: %s; %s", o.command_name, key, why,
+               o.command == Command::release ? "the lock may still be held until its TTL ends"
+                                             : "its TTL may or may not have been reset");
+        return exit_unavailable;
+    }
+    return fail(s, o.command_name, key, t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+int cmd_acquire(resplock::Lock& lock, const Options& o, const Target& t) {
+    // A closed stdout must give an error we can act on (release), not a silent SIGPIPE death.
+    (void)signal(SIGPIPE, SIG_IGN);
+    const Status s = lock.try_acquire(o.ttl_ms, o.wait_ms);
+    if (s != Status::ok) return fail_acquire(s, o, t);
+    const std::string_view token = lock.token();
+    std::printf("%.*s\n", static_cast<int>(token.size()), token.data());
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        const int err = errno;
+        const Status r = lock.release();
+        report("acquire %s: cannot write the token to stdout: %s; %s", o.operands[0],
+               std::strerror(err),
+               r == Status::ok ? "lock released" : "the lock expires by its TTL");
+        return exit_io;
+    }
+    return exit_ok;
+}
+
+int cmd_release(resplock::Lock& lock, const Options& o, const Target& t) {
+    Status s = lock.adopt(o.operands[1]);
+    if (s == Status::ok) s = lock.release();
+    return s == Status::ok ? exit_ok : fail_owner(s, o, t);
+}
+
+int cmd_extend(resplock::Lock& lock, const Options& o, const Target& t) {
+    Status s = lock.adopt(o.operands[1]);
+    if (s == Status::ok) s = lock.extend(o.ttl_ms);
+    return s == Status::ok ? exit_ok : fail_owner(s, o, t);
+}
+
+int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
+    resplock::LockInfo info;
+    const Status s = lock.query(info);
+    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+    if (info.state == resplock::LockState::free) {
+        std::puts("free");
+        std::fflush(stdout);
+        return exit_not_owner;
+    }
+    std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+std::uint64_t now_ms() {
+    timespec ts{};
+    (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000U +
+           static_cast<std::uint64_t>(ts.tv_nsec) / 1000000U;
+}
+
+// Waits up to ms for one of `set` (blocked). Returns the signal, or 0 when the time ran out.
+int wait_signal(const sigset_t& set, std::uint64_t ms, siginfo_t& info) {
+    timespec ts{};
+    ts.tv_sec = static_cast<time_t>(ms / 1000U);
+    ts.tv_nsec = static_cast<long>((ms % 1000U) * 1000000U);
+    const int sig = sigtimedwait(&set, &info, &ts);
+    return sig > 0 ? sig : 0;  // EAGAIN (time up) or EINTR: the caller checks the clock
+}
+
+// Reaps the child if it has ended; *status gets its wait status.
+bool reaped(pid_t child, int& status) {
+    for (;;) {
+        const pid_t r = waitpid(child, &status, WNOHANG);
+        if (r == child) return true;
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            status = 0;  // ECHILD: nothing left to wait for
+            return true;
+        }
+        return false;
+    }
+}
+
+// The lock was lost: SIGTERM the child, SIGKILL it after the grace period, reap it.
+void stop_child(pid_t child, const sigset_t& set) {
+    int status = 0;
+    if (reaped(child, status)) return;
+    (void)kill(child, SIGTERM);
+    const std::uint64_t until = now_ms() + stop_grace_ms;
+    for (;;) {
+        if (reaped(child, status)) return;
+        const std::uint64_t now = now_ms();
+        if (now >= until) break;
+        siginfo_t info;
+        (void)wait_signal(set, until - now, info);
+    }
+    (void)kill(child, SIGKILL);
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+int child_exit_code(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return exit_protocol;  // not reached: stopped children are not reported without WUNTRACED
+}
+
+// In the forked child: export the lock, restore the caller's signal state and exec COMMAND.
+[[noreturn]] void exec_child(resplock::Lock& lock, const Options& o, const sigset_t& old_mask,
+                             const struct sigaction& old_chld) {
+    lock.connection().close();  // our copy of the socket; the parent keeps its own
+    char token[resplock::max_token_len + 1];
+    const std::string_view t = lock.token();
+    std::memcpy(token, t.data(), t.size());
+    token[t.size()] = '\0';
+    if (setenv("RESPLOCK_TOKEN", token, 1) != 0 || setenv("RESPLOCK_KEY", o.operands[0], 1) != 0) {
+        report("cannot run %.100s: %s", o.run_argv[0], std::strerror(errno));
+        _exit(exit_cannot_run);
+    }
+    (void)sigaction(SIGCHLD, &old_chld, nullptr);
+    (void)sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    execvp(o.run_argv[0], o.run_argv);
+    const int err = errno;
+    report("cannot run %.100s: %s", o.run_argv[0], std::strerror(err));
+    _exit(err == ENOENT || err == ENOTDIR ? exit_not_found : exit_cannot_run);
+}
+
+int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
+    const char* key = o.operands[0];
+    Status s = lock.try_acquire(o.ttl_ms, o.wait_ms);
+    if (s != Status::ok) return fail_acquire(s, o, t);
+
+    // Signals are taken synchronously with sigtimedwait, so they are blocked from before fork
+    // (none can be lost in between). SIGCHLD must not be ignored, or the child would be reaped
+    // behind our back; the child gets the caller's disposition and mask back before exec.
+    struct sigaction dfl {};
+    struct sigaction old_chld {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    (void)sigaction(SIGCHLD, &dfl, &old_chld);
+    sigset_t watched;
+    sigset_t old_mask;
+    sigemptyset(&watched);
+    sigaddset(&watched, SIGCHLD);
+    sigaddset(&watched, SIGINT);
+    sigaddset(&watched, SIGTERM);
+    sigaddset(&watched, SIGHUP);
+    (void)sigprocmask(SIG_BLOCK, &watched, &old_mask);
+
+    if (!lock.held()) {
+        // A TTL so short that nothing of it is left to rely on: do not start COMMAND.
+        (void)lock.release();
+        report(
+            "run %s: lock lost (its %u ms TTL ran out before COMMAND could start); not "
+            "running COMMAND",
+            key, o.ttl_ms);
+        return exit_lost;
+    }
+
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t child = fork();
+    if (child < 0) {
+        const int err = errno;
+        (void)lock.release();
+        report("cannot run %.100s: fork: %s", o.run_argv[0], std::strerror(err));
+        return exit_cannot_run;
+    }
+    if (child == 0) exec_child(lock, o, old_mask, old_chld);
+
+    const std::uint32_t interval = o.ttl_ms / 3 > 0 ? o.ttl_ms / 3 : 1;
+    std::uint64_t next_renewal = now_ms() + interval;
+    char last_failure[512];  // why the latest renewal failed, while renewals keep failing
+    last_failure[0] = '\0';
+    int status = 0;
+    char lost[800];
+    lost[0] = '\0';
+    for (;;) {
+        if (reaped(child, status)) break;
+        const std::uint32_t remaining = lock.remaining_ms();
+        if (remaining == 0) {
+            std::snprintf(lost, sizeof lost, "its TTL ran out before a renewal succeeded%s%s",
+                          last_failure[0] != '\0' ? "; last attempt: " : "", last_failure);
+            break;
+        }
+        const std::uint64_t now = now_ms();
+        if (now < next_renewal) {
+            std::uint64_t wait = next_renewal - now;
+            if (wait > remaining) wait = remaining;
+            siginfo_t info{};
+            const int sig = wait_signal(watched, wait, info);
+            // A signal from the terminal or the kernel (si_code > 0) reached the whole process
+            // group, COMMAND included; one sent with kill() reached only us: pass it on.
+            if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && info.si_code <= 0) {
+                (void)kill(child, sig);
+            }
+            continue;
+        }
+        s = lock.extend(o.ttl_ms);
+        if (s == Status::ok) {
+            last_failure[0] = '\0';
+            next_renewal = now_ms() + interval;
+        } else if (s == Status::not_owner || s == Status::expired) {
+            std::snprintf(lost, sizeof lost, "%s",
+                          s == Status::not_owner ? "another holder has the key"
+                                                 : "the key is gone: expired or deleted");
+            break;
+        } else {
+            // Transient (or at least not a "no"): retry sooner while validity lasts. Nothing is
+            // printed unless the lock is lost in the end.
+            describe(s, t, last_failure, sizeof last_failure);
+            std::uint32_t retry = o.ttl_ms / 10;
+            const std::uint32_t half = lock.remaining_ms() / 2;
+            if (half < retry) retry = half;
+            if (retry < 10) retry = 10;
+            next_renewal = now_ms() + retry;
+        }
+    }
+
+    if (lost[0] != '\0') {
+        report("run %s: lock lost (%s); stopping COMMAND", key, lost);
+        stop_child(child, watched);
+        // The key may still carry our token if only the server was out of reach: free it if so.
+        if (!lock.token().empty()) (void)lock.release();
+        return exit_lost;
+    }
+
+    const int code = child_exit_code(status);
+    s = lock.release();
+    if (s == Status::not_owner || s == Status::expired) {
+        report("run %s: warning: the lock was no longer held when COMMAND ended (%s)", key,
+               s == Status::not_owner ? "another holder has it" : "the key was gone");
+    } else if (s != Status::ok) {
+        char why[512];
+        describe(s, t, why, sizeof why);
+        report("run %s: warning: release failed (%s); the lock expires by its TTL", key, why);
+    }
+    return code;
+}
+
+int run(int argc, char** argv) {
+    Options o;
+    const int parsed = parse_args(argc, argv, o);
+    if (parsed >= 0) return parsed;
+
+    const char* source = "--url";
+    const char* url = o.url;
+    if (url == nullptr) {
+        const char* env = std::getenv("REDIS_URL");
+        if (env != nullptr && *env != '\0') {
+            url = env;
+            source = "REDIS_URL";
+        } else {
+            url = default_url;
+        }
+    }
+    static Endpoint ep;
+    const char* why = "";
+    const UrlResult u = parse_url(url, ep, &why);
+    if (u == UrlResult::tls) {
+        report("rediss:// (TLS) is not supported by this build");
+        return exit_usage;
+    }
+    if (u != UrlResult::ok) {
+        char masked[400];
+        mask_url(url, masked, sizeof masked);
+        report("invalid URL in %s '%s': %s", source, masked, why);
+        return exit_usage;
+    }
+    if (o.password_file != nullptr && !read_password_file(o.password_file, ep)) {
+        return exit_usage;
+    }
+    if (resplock::lock_buffer_min() > sizeof io_buffer) {
+        report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
+               sizeof io_buffer, resplock::lock_buffer_min());
+        return exit_protocol;
+    }
+
+    Target target{};
+    std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
+                  static_cast<unsigned>(ep.port));
+    target.host = ep.host;
+    target.timeout_ms = o.timeout_ms;
+
+    static resplock_posix_t posix;
+    const resplock_port_t port = resplock_posix_port(&posix);
+    resplock::ConnectionConfig config;
+    config.host = ep.host;
+    config.port = ep.port;
+    config.username = ep.has_username ? ep.username : nullptr;
+    config.password = ep.has_password ? ep.password : nullptr;
+    config.db = ep.db;
+    config.timeout_ms = o.timeout_ms;
+    resplock::Connection conn(port, config, io_buffer, sizeof io_buffer);
+    target.conn = &conn;
+    resplock::Lock lock(conn, o.operands[0]);
+
+    switch (o.command) {
+        case Command::acquire:
+            return cmd_acquire(lock, o, target);
+        case Command::release:
+            return cmd_release(lock, o, target);
+        case Command::extend:
+            return cmd_extend(lock, o, target);
+        case Command::status:
+            return cmd_status(lock, o, target);
+        case Command::run:
+            return cmd_run(lock, o, target);
+        case Command::none:
+            break;
+    }
+    return exit_usage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    return run(argc, argv);
+}

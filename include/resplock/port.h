@@ -16,11 +16,11 @@ extern "C" {
 
 /* Negative results of connect/send/recv. */
 #define RESPLOCK_PORT_OK 0
-#define RESPLOCK_PORT_TIMEOUT (-1)    /* connect: not established within the timeout */
-#define RESPLOCK_PORT_CLOSED (-2)     /* the peer closed the connection (recv/send) */
-#define RESPLOCK_PORT_ERROR (-3)      /* any other transport failure */
-#define RESPLOCK_PORT_NO_HOST (-4)    /* connect: the host name could not be resolved */
-#define RESPLOCK_PORT_REFUSED (-5)    /* connect: refused or unreachable */
+#define RESPLOCK_PORT_TIMEOUT (-1) /* connect: not established within the timeout */
+#define RESPLOCK_PORT_CLOSED (-2)  /* the peer closed the connection (recv/send) */
+#define RESPLOCK_PORT_ERROR (-3)   /* any other transport failure */
+#define RESPLOCK_PORT_NO_HOST (-4) /* connect: the host name could not be resolved */
+#define RESPLOCK_PORT_REFUSED (-5) /* connect: refused or unreachable */
 
 typedef struct resplock_port {
     /* Passed unchanged as the first argument of every function below. */

@@ -40,16 +40,21 @@ struct Client {
     }
 };
 
-long long pttl(const std::string& key) { return std::atoll(server().cli({"PTTL", key}).c_str()); }
+long long pttl(const std::string& key) {
+    return std::atoll(server().cli({"PTTL", key}).c_str());
+}
 
 std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t)
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 t)
         .count();
 }
 
 }  // namespace
 
-TEST(server_started) { REQUIRE(server().running()); }
+TEST(server_started) {
+    REQUIRE(server().running());
+}
 
 TEST(script_digests_match_the_servers) {
     // The library sends these digests with EVALSHA; the server computes its own from the text.
@@ -63,7 +68,8 @@ TEST(script_digests_match_the_servers) {
         {"39be3833593797b97552d26821a84685990a799f",
          "return {redis.call('get',KEYS[1]),redis.call('pttl',KEYS[1])}"},
     };
-    for (const auto& t : texts) CHECK_EQ(server().cli({"SCRIPT", "LOAD", t[1]}), std::string(t[0]));
+    for (const auto& t : texts)
+        CHECK_EQ(server().cli({"SCRIPT", "LOAD", t[1]}), std::string(t[0]));
 }
 
 TEST(acquire_sets_the_token_with_the_ttl) {

@@ -11,7 +11,7 @@
 namespace support {
 
 class RedisServer {
-public:
+  public:
     // Starts redis-server with persistence off, bound to 127.0.0.1 only, plus `extra` arguments
     // (e.g. {"--requirepass", "secret"}), and waits (up to 5 s) until it accepts connections.
     explicit RedisServer(std::initializer_list<const char*> extra = {});
@@ -36,7 +36,7 @@ public:
     // Start again on the same port with the same arguments.
     bool restart();
 
-private:
+  private:
     bool start();
     std::vector<std::string> args_;
     std::vector<std::string> cli_auth_;
@@ -46,12 +46,12 @@ private:
 
 // A TCP listener on 127.0.0.1 that accepts connections and never answers (a silent server).
 class SilentListener {
-public:
+  public:
     SilentListener();
     ~SilentListener();
     std::uint16_t port() const { return port_; }
 
-private:
+  private:
     int fd_ = -1;
     std::uint16_t port_ = 0;
     int pid_ = -1;  // child that accepts and holds connections

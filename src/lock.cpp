@@ -193,15 +193,18 @@ Status Lock::release() noexcept {
 
 Status Lock::extend(std::uint32_t ttl_ms) noexcept {
     if (key_len_ == 0 || token_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
-    if (validity_known_ && remaining_ms() == 0) return Status::expired;
+    // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
+    // it no longer than the validity left.
+    std::uint32_t wait_ms = conn_.config().timeout_ms;
+    if (validity_known_) {
+        const std::uint32_t left = remaining_ms();
+        if (left == 0) return Status::expired;
+        if (left < wait_ms) wait_ms = left;
+    }
     const resplock_port_t& port = conn_.port();
     char ttl_text[20];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view extra[2] = {token(), {ttl_text, ttl_len}};
-    // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
-    // it no longer than the validity left.
-    std::uint32_t wait_ms = conn_.config().timeout_ms;
-    if (validity_known_ && remaining_ms() < wait_ms) wait_ms = remaining_ms();
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     const Status s =

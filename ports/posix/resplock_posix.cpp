@@ -3,6 +3,8 @@
 // recompute what is left of its time.
 #include "resplock_posix.h"
 
+#include "resplock/resp.hpp"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -171,21 +173,6 @@ bool parse_numeric(const char* host, std::uint16_t port, sockaddr_storage* addr,
     return false;
 }
 
-// Decimal text of a port number for getaddrinfo's service argument.
-void port_text(std::uint16_t port, char (&out)[6]) noexcept {
-    char digits[5];
-    std::size_t n = 0;
-    unsigned v = port;
-    do {
-        digits[n++] = static_cast<char>('0' + v % 10U);
-        v /= 10U;
-    } while (v != 0U);
-    std::size_t i = 0;
-    while (n > 0)
-        out[i++] = digits[--n];
-    out[i] = '\0';
-}
-
 // Resolves a host name and tries each address in turn within the one deadline. getaddrinfo
 // itself cannot be bounded by a timeout; the resolver's own limits apply to it.
 std::int32_t connect_by_name(const char* host, std::uint16_t port, Deadline deadline,
@@ -195,8 +182,11 @@ std::int32_t connect_by_name(const char* host, std::uint16_t port, Deadline dead
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_protocol = IPPROTO_TCP;
     hints.ai_flags = AI_NUMERICSERV;
+    char digits[20];
+    const std::size_t n = resplock::resp::format_decimal(port, digits);
     char service[6];
-    port_text(port, service);
+    std::memcpy(service, digits, n);  // a uint16_t has at most 5 digits
+    service[n] = '\0';
 
     addrinfo* list = nullptr;
     const int gai = getaddrinfo(host, service, &hints, &list);

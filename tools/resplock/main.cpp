@@ -134,12 +134,12 @@ void usage(std::FILE* out) {
 // Numbers and the URL
 
 // Decimal digits only: no sign, no blanks, no trailing junk, within [lo, hi].
-bool parse_number(const char* text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
-    if (text == nullptr || *text == '\0') return false;
+bool parse_number(std::string_view text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+    if (text.empty()) return false;
     std::uint64_t v = 0;
-    for (const char* p = text; *p != '\0'; ++p) {
-        if (*p < '0' || *p > '9') return false;
-        v = v * 10U + static_cast<std::uint64_t>(*p - '0');
+    for (const char c : text) {
+        if (c < '0' || c > '9') return false;
+        v = v * 10U + static_cast<std::uint64_t>(c - '0');
         if (v > hi) return false;
     }
     if (v < lo) return false;
@@ -147,12 +147,8 @@ bool parse_number(const char* text, std::uint32_t lo, std::uint32_t hi, std::uin
     return true;
 }
 
-bool parse_number(std::string_view text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
-    char copy[16];
-    if (text.size() >= sizeof copy) return false;
-    std::memcpy(copy, text.data(), text.size());
-    copy[text.size()] = '\0';
-    return parse_number(copy, lo, hi, out);
+bool parse_number(const char* text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+    return text != nullptr && parse_number(std::string_view(text), lo, hi, out);
 }
 
 struct Endpoint {

@@ -1,6 +1,10 @@
 #include "resplock/connection.hpp"
 
+#include <cstring>
+
 namespace resplock {
+
+using namespace std::string_view_literals;
 
 namespace {
 
@@ -19,25 +23,27 @@ Status from_port(std::int32_t code) noexcept {
     }
 }
 
-struct ErrorPrefix {
-    const char* word;
-    Status status;
-};
-
-constexpr ErrorPrefix error_prefixes[] = {
-    {"NOAUTH", Status::auth_required}, {"WRONGPASS", Status::auth_failed},
-    {"NOPERM", Status::no_permission}, {"NOSCRIPT", Status::no_script},
-    {"READONLY", Status::read_only},   {"LOADING", Status::loading},
-    {"BUSY", Status::server_busy},     {"OOM", Status::out_of_memory},
-    {"WRONGTYPE", Status::wrong_type},
-};
+// The first words of the error replies with a status of their own, in the order of those
+// statuses: auth_required is the first, wrong_type the last.
+constexpr std::string_view error_words =
+    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY OOM WRONGTYPE ";
+static_assert(static_cast<int>(Status::wrong_type) - static_cast<int>(Status::auth_required) == 8,
+              "error_words follows the status list");
 
 }  // namespace
 
 Status classify_error(std::string_view message) noexcept {
-    const std::string_view word = message.substr(0, message.find(' '));
-    for (const ErrorPrefix& e : error_prefixes) {
-        if (word == e.word) return e.status;
+    int index = static_cast<int>(Status::auth_required);
+    std::size_t start = 0;  // of the current word in error_words
+    for (std::size_t end = 0; end < error_words.size(); ++end) {
+        if (error_words[end] != ' ') continue;
+        const std::size_t n = end - start;
+        if (message.size() >= n && std::memcmp(message.data(), &error_words[start], n) == 0 &&
+            (message.size() == n || message[n] == ' ')) {
+            return static_cast<Status>(index);
+        }
+        start = end + 1;
+        ++index;
     }
     return Status::server_error;
 }
@@ -93,7 +99,7 @@ Status Connection::connect(Deadline deadline) noexcept {
 Status Connection::handshake(Deadline deadline) noexcept {
     resp::Reply reply;
     if (config_.password != nullptr) {
-        std::string_view auth[3] = {"AUTH", {}, config_.password};
+        std::string_view auth[3] = {"AUTH"sv, {}, config_.password};
         std::size_t n = 2;
         if (config_.username != nullptr) {
             auth[1] = config_.username;
@@ -112,7 +118,7 @@ Status Connection::handshake(Deadline deadline) noexcept {
     if (config_.db != 0) {
         char digits[20];
         const std::size_t len = resp::format_decimal(config_.db, digits);
-        const std::string_view select[2] = {"SELECT", {digits, len}};
+        const std::string_view select[2] = {"SELECT"sv, {digits, len}};
         return round_trip(select, 2, reply, deadline);
     }
     return Status::ok;

@@ -4,29 +4,20 @@
 
 namespace resplock {
 
+using namespace std::string_view_literals;
+
 namespace {
 
-// Owner-checked scripts: KEYS[1] = key, ARGV[1] = token (ARGV[2] = ttl for extend).
-// Each returns 1 when the token owned the key and the action was done, 0 when the key was gone,
-// -1 when another value holds it. Their SHA1 digests are checked against the server's own
-// SCRIPT LOAD in the integration tests.
-struct Script {
-    const char* sha1;
-    std::string_view text;
-};
-
-enum ScriptId { release_id, extend_id, query_id };
-
-constexpr Script scripts[] = {
-    {"f7d30471ebc9aa4e471cc6a19ad7e9b6bf6703da",
-     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('del',KEYS[1]) "
-     "elseif v then return -1 end return 0"},
-    {"a0fafee56572fefbe4e444145f2f736d7d484efc",
-     "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return "
-     "redis.call('pexpire',KEYS[1],ARGV[2]) elseif v then return -1 end return 0"},
-    {"39be3833593797b97552d26821a84685990a799f",
-     "return {redis.call('get',KEYS[1]),redis.call('pttl',KEYS[1])}"},
-};
+// The owner script: KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1
+// when another value holds the key, 0 when the key is gone, and otherwise deletes the key (no
+// ttl: release) or sets its PTTL (ttl: extend) and returns 1. With no token it returns
+// {value, PTTL} (query). One script keeps one entry in the server's cache and one text here.
+// Its SHA1 is checked against the server's own SCRIPT LOAD in the integration tests.
+constexpr std::string_view script_sha1 = "b9f09aef22a6677cd9ff71057c841e654a492713";
+constexpr std::string_view script_text =
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
+    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
+    "r('pexpire',k,a[2]) end return r('del',k)";
 
 constexpr std::size_t digits(std::size_t n) {
     return n < 10 ? 1 : 1 + digits(n / 10);
@@ -53,13 +44,13 @@ bool valid_ttl(std::uint32_t ttl_ms) noexcept {
 
 std::size_t lock_buffer_min() noexcept {
     // *5 EVAL <extend script> 1 <key> <token> <ttl>: the longest request a Lock sends.
-    constexpr std::size_t extend_eval =
-        4 + bulk_size(4) + bulk_size(scripts[extend_id].text.size()) + bulk_size(1) +
-        bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(max_token_len) + bulk_size(10);
+    constexpr std::size_t extend_eval = 4 + bulk_size(4) + bulk_size(script_text.size()) +
+                                        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
+                                        bulk_size(max_token_len) + bulk_size(10);
     return extend_eval;
 }
 
-Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn), key_{}, token_{} {
+Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
     if (!key.empty() && key.size() <= sizeof key_) {
         std::memcpy(key_, key.data(), key.size());
         key_len_ = key.size();
@@ -81,15 +72,15 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     }
     char ttl_text[20];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
-    const std::string_view args[6] = {"SET", key(), {token, token_len},
-                                      "NX",  "PX",  {ttl_text, ttl_len}};
+    const std::string_view args[6] = {"SET"sv, key(),  {token, token_len},
+                                      "NX"sv,  "PX"sv, {ttl_text, ttl_len}};
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     Status s = conn_.command(args, 6, reply);
     if (s == Status::ok) {
         const resp::Value& v = reply.top();
         if (v.is(resp::Type::nil_bulk)) return Status::busy;
-        if (!v.is(resp::Type::simple_string) || !v.equals("OK")) s = Status::protocol_error;
+        if (!v.is(resp::Type::simple_string) || !v.equals("OK"sv)) s = Status::protocol_error;
     } else if (reply_lost(s) && conn_.request_sent()) {
         s = Status::unknown_outcome;
     } else if (!(reply_malformed(s) && conn_.request_sent())) {
@@ -137,7 +128,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 }
 
 Status Lock::holder_ttl(std::int64_t& ttl_ms) noexcept {
-    const std::string_view args[2] = {"PTTL", key()};
+    const std::string_view args[2] = {"PTTL"sv, key()};
     resp::Reply reply;
     const Status s = conn_.command(args, 2, reply);
     if (s != Status::ok) return s;
@@ -146,16 +137,16 @@ Status Lock::holder_ttl(std::int64_t& ttl_ms) noexcept {
     return Status::ok;
 }
 
-Status Lock::run_script(int script, const std::string_view* extra, std::size_t extra_count,
-                        resp::Reply& reply, Deadline deadline) noexcept {
-    std::string_view args[6] = {"EVALSHA", scripts[script].sha1, "1", key()};
+Status Lock::run_script(const std::string_view* extra, std::size_t extra_count, resp::Reply& reply,
+                        Deadline deadline) noexcept {
+    std::string_view args[6] = {"EVALSHA"sv, script_sha1, "1"sv, key()};
     for (std::size_t i = 0; i < extra_count; ++i)
         args[4 + i] = extra[i];
     Status s = conn_.command(args, 4 + extra_count, reply, deadline);
     if (s == Status::no_script) {
         // The server's script cache is empty (restart, failover, SCRIPT FLUSH): send the text.
-        args[0] = "EVAL";
-        args[1] = scripts[script].text;
+        args[0] = "EVAL"sv;
+        args[1] = script_text;
         s = conn_.command(args, 4 + extra_count, reply, deadline);
     }
     return s;
@@ -183,10 +174,9 @@ Status Lock::release() noexcept {
     if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
     resp::Reply reply;
     const std::string_view token_arg = token();
-    const Status s =
-        owner_result(run_script(release_id, &token_arg, 1, reply,
-                                Deadline::after(conn_.port(), conn_.config().timeout_ms)),
-                     reply);
+    const Status s = owner_result(
+        run_script(&token_arg, 1, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+        reply);
     if (s == Status::ok) drop();
     return s;
 }
@@ -208,7 +198,7 @@ Status Lock::extend(std::uint32_t ttl_ms) noexcept {
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     const Status s =
-        owner_result(run_script(extend_id, extra, 2, reply, Deadline::after(port, wait_ms)), reply);
+        owner_result(run_script(extra, 2, reply, Deadline::after(port, wait_ms)), reply);
     if (s == Status::ok) {
         ttl_ms_ = ttl_ms;
         valid_from_ms_ = sent_at;
@@ -220,8 +210,8 @@ Status Lock::extend(std::uint32_t ttl_ms) noexcept {
 Status Lock::query(LockInfo& info) noexcept {
     if (key_len_ == 0) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s = run_script(query_id, nullptr, 0, reply,
-                                Deadline::after(conn_.port(), conn_.config().timeout_ms));
+    const Status s =
+        run_script(nullptr, 0, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms));
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
     if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||

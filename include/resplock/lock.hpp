@@ -91,8 +91,8 @@ class Lock {
     Connection& connection() const noexcept { return conn_; }
 
   private:
-    Status run_script(int script, const std::string_view* extra, std::size_t extra_count,
-                      resp::Reply& reply, Deadline deadline) noexcept;
+    Status run_script(const std::string_view* extra, std::size_t extra_count, resp::Reply& reply,
+                      Deadline deadline) noexcept;
     Status owner_result(Status s, const resp::Reply& reply) noexcept;
     Status holder_ttl(std::int64_t& ttl_ms) noexcept;
     void drop() noexcept;

@@ -23,7 +23,7 @@ endif
 STRICT := -std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror -fno-exceptions -fno-rtti
 CPPFLAGS += -Iinclude $(foreach p,$(PORTS),-Iports/$(p))
 
-CORE_SRC := src/status.cpp src/resp.cpp src/connection.cpp src/lock.cpp
+CORE_SRC := src/status.cpp src/resp.cpp src/connection.cpp src/lock.cpp src/resplock_c.cpp
 PORT_SRC := $(foreach p,$(PORTS),$(wildcard ports/$(p)/*.cpp))
 CLI_SRC := $(wildcard tools/resplock/*.cpp)
 LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CORE_SRC) $(PORT_SRC))

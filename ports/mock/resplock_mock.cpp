@@ -1,6 +1,9 @@
 #include "resplock_mock.hpp"
 
 #include <cstring>
+#include <new>
+
+#include "resplock_mock.h"
 
 namespace resplock::mock {
 
@@ -170,3 +173,58 @@ std::int32_t MockPort::do_random(void* ctx, std::uint8_t* buf, std::size_t len) 
 }
 
 }  // namespace resplock::mock
+
+// The C interface: one shared instance, rebuilt in place by resplock_mock_reset().
+namespace {
+resplock::mock::MockPort shared_mock;
+
+resplock::mock::MockPort& from_c(resplock_mock_t* m) {
+    return *reinterpret_cast<resplock::mock::MockPort*>(m);
+}
+const resplock::mock::MockPort& from_c(const resplock_mock_t* m) {
+    return *reinterpret_cast<const resplock::mock::MockPort*>(m);
+}
+}  // namespace
+
+extern "C" {
+
+resplock_mock_t* resplock_mock_reset(void) {
+    shared_mock.~MockPort();
+    new (&shared_mock) resplock::mock::MockPort();
+    return reinterpret_cast<resplock_mock_t*>(&shared_mock);
+}
+resplock_port_t resplock_mock_port(resplock_mock_t* mock) {
+    return from_c(mock).port();
+}
+void resplock_mock_on_connect(resplock_mock_t* mock, int32_t result) {
+    from_c(mock).on_connect(result);
+}
+void resplock_mock_expect(resplock_mock_t* mock, const char* bytes, size_t len) {
+    from_c(mock).expect({bytes, len});
+}
+void resplock_mock_reply(resplock_mock_t* mock, const char* bytes, size_t len) {
+    from_c(mock).reply({bytes, len});
+}
+void resplock_mock_recv_timeout(resplock_mock_t* mock) {
+    from_c(mock).recv_timeout();
+}
+void resplock_mock_recv_closed(resplock_mock_t* mock) {
+    from_c(mock).recv_closed();
+}
+int resplock_mock_done(const resplock_mock_t* mock) {
+    return from_c(mock).done() ? 1 : 0;
+}
+const char* resplock_mock_mismatch(const resplock_mock_t* mock) {
+    return from_c(mock).mismatch();
+}
+uint32_t resplock_mock_now(const resplock_mock_t* mock) {
+    return from_c(mock).now_ms;
+}
+void resplock_mock_advance(resplock_mock_t* mock, uint32_t ms) {
+    from_c(mock).advance(ms);
+}
+void resplock_mock_random_fails(resplock_mock_t* mock, int fails) {
+    from_c(mock).random_fails = fails != 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,189 @@
+/* The C API from a program compiled as C and linked by the C compiler: over the mock port
+ * (`test_c_api mock`) and over the POSIX port against a real redis-server whose port is in
+ * REDIS_PORT (`test_c_api posix`, started by the with_redis runner). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "resplock/resplock.h"
+#include "resplock_mock.h"
+#include "resplock_posix.h"
+
+static int failures;
+static int checks;
+
+#define CHECK(cond)                                                           \
+    do {                                                                      \
+        ++checks;                                                             \
+        if (!(cond)) {                                                        \
+            ++failures;                                                       \
+            printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                     \
+    } while (0)
+
+#define CHECK_STATUS(expr, want)                                                    \
+    do {                                                                            \
+        resplock_status_t got_ = (expr);                                            \
+        ++checks;                                                                   \
+        if (got_ != (want)) {                                                       \
+            ++failures;                                                             \
+            printf("  %s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr, \
+                   resplock_status_str(got_), resplock_status_str(want));           \
+        }                                                                           \
+    } while (0)
+
+/* RESP commands for the mock script, kept in a pool that outlives the script. */
+static char pool[4096];
+static size_t pool_used;
+
+static const char* resp_cmd(size_t* len, int argc, const char* const* argv) {
+    char* out = pool + pool_used;
+    size_t n = (size_t)snprintf(out, sizeof pool - pool_used, "*%d\r\n", argc);
+    int i;
+    for (i = 0; i < argc; ++i) {
+        n += (size_t)snprintf(out + n, sizeof pool - pool_used - n, "$%u\r\n%s\r\n",
+                              (unsigned)strlen(argv[i]), argv[i]);
+    }
+    pool_used += n + 1;
+    *len = n;
+    return out;
+}
+
+/* The client must send argv as a command; then `reply` arrives (NULL: nothing is scripted). */
+static void expect(resplock_mock_t* m, int argc, const char* const* argv, const char* reply) {
+    size_t len;
+    const char* bytes = resp_cmd(&len, argc, argv);
+    resplock_mock_expect(m, bytes, len);
+    if (reply != NULL) resplock_mock_reply(m, reply, strlen(reply));
+}
+
+#define TOKEN0 "000102030405060708090a0b0c0d0e0f"
+#define TOKEN1 "101112131415161718191a1b1c1d1e1f" /* the mock's next random bytes */
+#define SHA "b9f09aef22a6677cd9ff71057c841e654a492713"
+
+static void over_mock(void) {
+    static char buf[512];
+    static resplock_conn_t conn;
+    static resplock_lock_t lock;
+    resplock_mock_t* m = resplock_mock_reset();
+    resplock_port_t port = resplock_mock_port(m);
+    resplock_conn_config_t cfg;
+    resplock_lock_info_t info;
+    const char* token;
+    size_t token_len = 99;
+    static const char* const set[] = {"SET", "job", TOKEN0, "NX", "PX", "3000"};
+    static const char* const set1[] = {"SET", "job", TOKEN1, "NX", "PX", "3000"};
+    static const char* const extend[] = {"EVALSHA", SHA, "1", "job", TOKEN0, "6000"};
+    static const char* const query[] = {"EVALSHA", SHA, "1", "job"};
+    static const char* const release[] = {"EVALSHA", SHA, "1", "job", TOKEN0};
+
+    printf("mock\n");
+    resplock_conn_config_init(&cfg);
+    CHECK(strcmp(cfg.host, "127.0.0.1") == 0 && cfg.port == 6379 && cfg.timeout_ms == 2000);
+    CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, resplock_lock_buffer_min() - 1),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, "", 0), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, "job", 3), RESPLOCK_STATUS_ok);
+    CHECK(resplock_lock_token(&lock, &token_len) == NULL && token_len == 0);
+
+    resplock_mock_on_connect(m, RESPLOCK_PORT_OK);
+    expect(m, 6, set, "+OK\r\n");
+    CHECK_STATUS(resplock_lock_acquire(&lock, 3000), RESPLOCK_STATUS_ok);
+    CHECK(resplock_lock_remaining_ms(&lock) > 2900 && resplock_lock_remaining_ms(&lock) <= 3000);
+    token = resplock_lock_token(&lock, &token_len);
+    CHECK(token != NULL && token_len == 32 && memcmp(token, TOKEN0, 32) == 0);
+
+    expect(m, 6, extend, ":1\r\n");
+    CHECK_STATUS(resplock_lock_extend(&lock, 6000), RESPLOCK_STATUS_ok);
+    expect(m, 4, query, "*2\r\n$32\r\n" TOKEN0 "\r\n:5990\r\n");
+    CHECK_STATUS(resplock_lock_query(&lock, &info), RESPLOCK_STATUS_ok);
+    CHECK(info.state == RESPLOCK_LOCK_HELD_BY_ME && info.ttl_ms == 5990);
+    expect(m, 5, release, ":1\r\n");
+    CHECK_STATUS(resplock_lock_release(&lock), RESPLOCK_STATUS_ok);
+    CHECK(resplock_lock_remaining_ms(&lock) == 0);
+    CHECK_STATUS(resplock_lock_release(&lock), RESPLOCK_STATUS_invalid_argument);
+    CHECK(resplock_mock_done(m));
+    if (!resplock_mock_done(m)) printf("  mismatch: %s\n", resplock_mock_mismatch(m));
+
+    /* A lost reply is never reported as held. */
+    expect(m, 6, set1, NULL);
+    resplock_mock_recv_timeout(m);
+    CHECK_STATUS(resplock_lock_acquire(&lock, 3000), RESPLOCK_STATUS_unknown_outcome);
+    CHECK(resplock_lock_remaining_ms(&lock) == 0);
+    CHECK(resplock_lock_token(&lock, &token_len) != NULL && token_len == 32);
+    CHECK(resplock_mock_done(m));
+
+    /* No random source: no token, no request. */
+    resplock_mock_random_fails(m, 1);
+    CHECK_STATUS(resplock_lock_acquire(&lock, 3000), RESPLOCK_STATUS_random_failed);
+
+    CHECK_STATUS(resplock_lock_acquire(NULL, 3000), RESPLOCK_STATUS_invalid_argument);
+    CHECK(strcmp(resplock_status_str(RESPLOCK_STATUS_busy), "lock is held by someone else") == 0);
+    CHECK(strcmp(resplock_status_str((resplock_status_t)999), "unknown status") == 0);
+    resplock_conn_deinit(&conn);
+}
+
+static void over_posix(const char* port_text) {
+    static char buf[512];
+    static resplock_conn_t conn_a, conn_b;
+    static resplock_lock_t a, b;
+    resplock_posix_t ctx_a, ctx_b;
+    resplock_port_t port_a = resplock_posix_port(&ctx_a);
+    resplock_port_t port_b = resplock_posix_port(&ctx_b);
+    static char buf_b[512];
+    resplock_conn_config_t cfg;
+    resplock_lock_info_t info;
+
+    printf("posix (redis on port %s)\n", port_text);
+    resplock_conn_config_init(&cfg);
+    cfg.port = (uint16_t)atoi(port_text);
+    cfg.timeout_ms = 1000;
+    CHECK_STATUS(resplock_conn_init(&conn_a, &port_a, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_conn_init(&conn_b, &port_b, &cfg, buf_b, sizeof buf_b),
+                 RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_conn_connect(&conn_a), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_init(&a, &conn_a, "c:api", 5), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_init(&b, &conn_b, "c:api", 5), RESPLOCK_STATUS_ok);
+
+    CHECK_STATUS(resplock_lock_acquire(&a, 5000), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_try_acquire(&b, 5000, 100), RESPLOCK_STATUS_busy);
+    CHECK_STATUS(resplock_lock_query(&b, &info), RESPLOCK_STATUS_ok);
+    CHECK(info.state == RESPLOCK_LOCK_HELD_BY_OTHER && info.ttl_ms > 4000);
+    CHECK_STATUS(resplock_lock_extend(&a, 8000), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_query(&a, &info), RESPLOCK_STATUS_ok);
+    CHECK(info.state == RESPLOCK_LOCK_HELD_BY_ME && info.ttl_ms > 7000);
+    CHECK_STATUS(resplock_lock_release(&b), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_release(&a), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_try_acquire(&b, 5000, 100), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_extend(&a, 5000), RESPLOCK_STATUS_invalid_argument);
+    {
+        /* a takes over b's token, as a CLI user would with a printed token. */
+        size_t len;
+        const char* t = resplock_lock_token(&b, &len);
+        CHECK_STATUS(resplock_lock_adopt(&a, t, len), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_release(&a), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_release(&b), RESPLOCK_STATUS_expired);
+    }
+    resplock_conn_deinit(&conn_a);
+    resplock_conn_deinit(&conn_b);
+}
+
+int main(int argc, char** argv) {
+    const char* mode = argc > 1 ? argv[1] : "mock";
+    if (strcmp(mode, "mock") == 0) {
+        over_mock();
+    } else if (strcmp(mode, "posix") == 0) {
+        const char* port = getenv("REDIS_PORT");
+        if (port == NULL) {
+            printf("REDIS_PORT is not set: run under with_redis\n");
+            return 2;
+        }
+        over_posix(port);
+    } else {
+        printf("usage: test_c_api mock|posix\n");
+        return 2;
+    }
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures == 0 && checks > 0 ? 0 : 1;
+}

@@ -67,11 +67,6 @@ Status Connection::broken(Status s) noexcept {
     return s;
 }
 
-Status Connection::command(const std::string_view* args, std::size_t count,
-                           resp::Reply& reply) noexcept {
-    return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
-}
-
 Status Connection::command(const std::string_view* args, std::size_t count, resp::Reply& reply,
                            Deadline deadline) noexcept {
     request_sent_ = false;

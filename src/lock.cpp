@@ -60,15 +60,18 @@ Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
 Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     if (key_len_ == 0 || !valid_ttl(ttl_ms) || held()) return Status::invalid_argument;
     const resplock_port_t& port = conn_.port();
-    std::uint8_t random[RESPLOCK_TOKEN_BYTES];
-    if (port.random == nullptr || port.random(port.ctx, random, sizeof random) != 0) {
+    // The random bytes go to the second half of `token` and are spelled out in hex in place:
+    // byte i is read before digits 2i and 2i+1 overwrite anything unread (saves stack).
+    char token[token_len];
+    auto* random = reinterpret_cast<std::uint8_t*>(token + RESPLOCK_TOKEN_BYTES);
+    if (port.random == nullptr || port.random(port.ctx, random, RESPLOCK_TOKEN_BYTES) != 0) {
         return Status::random_failed;
     }
-    char token[token_len];
     constexpr char hex[] = "0123456789abcdef";
-    for (std::size_t i = 0; i < sizeof random; ++i) {
-        token[2 * i] = hex[random[i] >> 4];
-        token[2 * i + 1] = hex[random[i] & 0xf];
+    for (std::size_t i = 0; i < RESPLOCK_TOKEN_BYTES; ++i) {
+        const std::uint8_t b = random[i];
+        token[2 * i] = hex[b >> 4];
+        token[2 * i + 1] = hex[b & 0xf];
     }
     char ttl_text[20];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);

@@ -52,11 +52,15 @@ struct Writer {
         size += n;
         return true;
     }
-    // A RESP header line: the type byte, a decimal, CR LF.
+    // A RESP header line: the type byte, a decimal, CR LF. The digits go straight into the
+    // output (no copy on the stack: this is on the deepest call path).
     bool header(char kind, std::uint64_t value) noexcept {
-        char digits[20];
-        const std::size_t n = format_decimal(value, digits);
-        return put(&kind, 1) && put(digits, n) && put("\r\n", 2);
+        if (size == capacity) return false;
+        const std::size_t n = format_decimal(value, out + size + 1, capacity - size - 1);
+        if (n == 0) return false;
+        out[size] = kind;
+        size += 1 + n;
+        return put("\r\n", 2);
     }
 };
 
@@ -194,10 +198,11 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
     return Status::ok;
 }
 
-std::size_t format_decimal(std::uint64_t value, char (&out)[20]) noexcept {
+std::size_t format_decimal(std::uint64_t value, char* out, std::size_t capacity) noexcept {
     std::size_t n = 1;
     for (std::uint64_t power = 10; n < 20 && value >= power; power *= 10)
         ++n;
+    if (n > capacity) return 0;
     for (std::size_t i = n; i != 0; --i)
         out[i - 1] = static_cast<char>('0' + divide_by_10(value));
     return n;

@@ -65,7 +65,9 @@ class Connection {
                    Deadline deadline) noexcept;
 
     // command() with a deadline of config().timeout_ms from now.
-    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept;
+    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept {
+        return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
+    }
 
     // Connects and runs the handshake now (it otherwise happens on the first command). Returns
     // ok, or the statuses of command()'s connect and handshake stage.

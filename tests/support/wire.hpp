@@ -21,10 +21,10 @@ inline std::string_view cmd(std::initializer_list<std::string_view> args) {
         used += n;
     };
     char head[32];
-    int n = std::snprintf(head, sizeof head, "*%zu\r\n", args.size());
+    int n = std::snprintf(head, sizeof head, "*%lu\r\n", static_cast<unsigned long>(args.size()));
     put(head, static_cast<std::size_t>(n));
     for (std::string_view a : args) {
-        n = std::snprintf(head, sizeof head, "$%zu\r\n", a.size());
+        n = std::snprintf(head, sizeof head, "$%lu\r\n", static_cast<unsigned long>(a.size()));
         put(head, static_cast<std::size_t>(n));
         put(a.data(), a.size());
         put("\r\n", 2);

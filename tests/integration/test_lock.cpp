@@ -1,243 +1,31 @@
-// The lock against a real redis-server: the scripts' digests, every outcome of acquire, release,
-// extend and query, the NOSCRIPT fallback after SCRIPT FLUSH, expiry, and waiting for a holder.
-#include <chrono>
-#include <cstdlib>
-#include <string>
-
-#include "check.hpp"
+// The lock against a real redis-server over the POSIX port: the scripts' digests, every outcome
+// of acquire, release, extend and query, the NOSCRIPT fallback after SCRIPT FLUSH, expiry, and
+// waiting for a holder. The cases live in lock_cases.hpp, shared with the lwIP suite.
+#include "lock_cases.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
 #include "resplock_posix.h"
-
-using resplock::Connection;
-using resplock::ConnectionConfig;
-using resplock::Lock;
-using resplock::LockInfo;
-using resplock::LockState;
-using resplock::Status;
 
 namespace {
 
-support::RedisServer& server() {
-    static support::RedisServer s;
-    return s;
-}
-
-struct Client {
+// POSIX sockets straight to the server on 127.0.0.1.
+struct PosixNet {
     resplock_posix_t ctx;
-    resplock_port_t port = resplock_posix_port(&ctx);
-    ConnectionConfig config;
-    char buf[512];
-    Connection conn;
+    resplock_port_t port_ = resplock_posix_port(&ctx);
 
-    explicit Client(std::uint32_t timeout_ms = 2000)
-        : config(make(timeout_ms)), conn(port, config, buf, sizeof buf) {}
-    static ConnectionConfig make(std::uint32_t timeout_ms) {
-        ConnectionConfig c;
-        c.port = server().port();
-        c.timeout_ms = timeout_ms;
-        return c;
-    }
+    PosixNet() = default;
+    PosixNet(const PosixNet&) = delete;
+    PosixNet& operator=(const PosixNet&) = delete;
+    const resplock_port_t& port() const { return port_; }
+
+    static lock_cases::Endpoint server() { return {"127.0.0.1", lock_cases::server().port()}; }
+    static lock_cases::Endpoint refused() { return {"127.0.0.1", support::free_port()}; }
+
+    struct Silent {
+        support::SilentListener listener;
+        lock_cases::Endpoint endpoint() const { return {"127.0.0.1", listener.port()}; }
+    };
 };
-
-long long pttl(const std::string& key) {
-    return std::atoll(server().cli({"PTTL", key}).c_str());
-}
-
-std::int64_t ms_since(std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
-                                                                 t)
-        .count();
-}
 
 }  // namespace
 
-TEST(server_started) {
-    REQUIRE(server().running());
-}
-
-TEST(evalsha_finds_the_script_after_one_eval) {
-    // Were the digest the library sends not the SHA1 of the script text it sends, every EVALSHA
-    // would fail with NOSCRIPT and fall back to EVAL. With the right digest, the owner script
-    // (extend, query and release) is sent as EVAL once after the cache is flushed.
-    CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
-    CHECK_EQ(server().cli({"CONFIG", "RESETSTAT"}), std::string("OK"));
-    Client c;
-    Lock lock(c.conn, "it:digest");
-    REQUIRE_EQ(lock.acquire(10000), Status::ok);
-    LockInfo info;
-    for (int i = 0; i < 3; ++i) {
-        CHECK_EQ(lock.extend(10000), Status::ok);
-        CHECK_EQ(lock.query(info), Status::ok);
-    }
-    CHECK_EQ(lock.release(), Status::ok);
-    REQUIRE_EQ(lock.acquire(10000), Status::ok);
-    CHECK_EQ(lock.release(), Status::ok);
-    const std::string stats = server().cli({"INFO", "commandstats"});
-    CHECK(stats.find("cmdstat_eval:calls=1,") != std::string::npos);
-    CHECK(stats.find("cmdstat_evalsha:calls=") != std::string::npos);
-    if (check::failed()) std::printf("      %s\n", stats.c_str());
-}
-
-TEST(acquire_sets_the_token_with_the_ttl) {
-    Client c;
-    Lock lock(c.conn, "it:acquire");
-    REQUIRE_EQ(lock.acquire(5000), Status::ok);
-    CHECK_EQ(server().cli({"GET", "it:acquire"}), std::string(lock.token()));
-    const long long t = pttl("it:acquire");
-    CHECK(t > 4000 && t <= 5000);
-    CHECK(lock.remaining_ms() > 4800U && lock.remaining_ms() <= 4948U);
-    CHECK_EQ(lock.release(), Status::ok);
-    CHECK_EQ(server().cli({"EXISTS", "it:acquire"}), std::string("0"));
-}
-
-TEST(second_client_is_busy_until_release) {
-    Client a, b;
-    Lock la(a.conn, "it:busy"), lb(b.conn, "it:busy");
-    REQUIRE_EQ(la.acquire(10000), Status::ok);
-    CHECK_EQ(lb.acquire(10000), Status::busy);
-    CHECK(!lb.held());
-    LockInfo info;
-    CHECK_EQ(lb.query(info), Status::ok);
-    CHECK(info.state == LockState::held_by_other);
-    CHECK(info.ttl_ms > 9000);
-    CHECK_EQ(la.query(info), Status::ok);
-    CHECK(info.state == LockState::held_by_me);
-    CHECK_EQ(la.release(), Status::ok);
-    CHECK_EQ(lb.query(info), Status::ok);
-    CHECK(info.state == LockState::free);
-    CHECK_EQ(info.ttl_ms, -2);
-    CHECK_EQ(lb.acquire(10000), Status::ok);
-    CHECK_EQ(lb.release(), Status::ok);
-}
-
-TEST(release_by_a_stale_holder_is_not_owner_and_leaves_the_key) {
-    Client a, b;
-    Lock la(a.conn, "it:stale"), lb(b.conn, "it:stale");
-    REQUIRE_EQ(la.acquire(100), Status::ok);
-    std::string first(la.token());
-    // Let it expire, then someone else takes it.
-    while (pttl("it:stale") != -2) {
-    }
-    REQUIRE_EQ(lb.acquire(10000), Status::ok);
-    CHECK_EQ(la.release(), Status::not_owner);
-    CHECK_EQ(server().cli({"GET", "it:stale"}), std::string(lb.token()));
-    CHECK(first != std::string(lb.token()));
-    CHECK_EQ(lb.release(), Status::ok);
-}
-
-TEST(release_after_expiry_is_expired) {
-    Client c;
-    Lock lock(c.conn, "it:expired");
-    REQUIRE_EQ(lock.acquire(50), Status::ok);
-    while (pttl("it:expired") != -2) {
-    }
-    CHECK_EQ(lock.release(), Status::expired);
-}
-
-TEST(extend_resets_the_ttl_only_for_the_owner) {
-    Client a, b;
-    Lock la(a.conn, "it:extend"), lb(b.conn, "it:extend");
-    REQUIRE_EQ(la.acquire(1000), Status::ok);
-    CHECK_EQ(la.extend(20000), Status::ok);
-    CHECK(pttl("it:extend") > 19000);
-    REQUIRE_EQ(lb.adopt("not-the-token"), Status::ok);
-    CHECK_EQ(lb.extend(60000), Status::not_owner);
-    CHECK(pttl("it:extend") <= 20000);
-    CHECK_EQ(la.release(), Status::ok);
-    REQUIRE_EQ(lb.adopt("not-the-token"), Status::ok);
-    CHECK_EQ(lb.extend(60000), Status::expired);
-}
-
-TEST(noscript_fallback_after_script_flush) {
-    Client c;
-    Lock lock(c.conn, "it:flush");
-    REQUIRE_EQ(lock.acquire(10000), Status::ok);
-    CHECK_EQ(lock.extend(10000), Status::ok);  // loads the scripts once (EVAL after NOSCRIPT)
-    CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
-    CHECK_EQ(server().cli({"SCRIPT", "EXISTS", "f7d30471ebc9aa4e471cc6a19ad7e9b6bf6703da"}),
-             std::string("0"));
-    CHECK_EQ(lock.extend(10000), Status::ok);
-    CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
-    CHECK_EQ(lock.release(), Status::ok);
-    CHECK_EQ(server().cli({"EXISTS", "it:flush"}), std::string("0"));
-}
-
-TEST(try_acquire_waits_for_the_holders_expiry) {
-    Client a, b;
-    Lock la(a.conn, "it:wait"), lb(b.conn, "it:wait");
-    REQUIRE_EQ(la.acquire(400), Status::ok);
-    const auto start = std::chrono::steady_clock::now();
-    CHECK_EQ(lb.try_acquire(10000, 3000), Status::ok);
-    const auto waited = ms_since(start);
-    // Sleeps are capped by the holder's PTTL, so the waiter follows expiry closely.
-    CHECK(waited >= 300 && waited < 1000);
-    CHECK_EQ(lb.release(), Status::ok);
-}
-
-TEST(try_acquire_gives_up_at_the_deadline) {
-    Client a, b;
-    Lock la(a.conn, "it:deadline"), lb(b.conn, "it:deadline");
-    REQUIRE_EQ(la.acquire(30000), Status::ok);
-    const auto start = std::chrono::steady_clock::now();
-    CHECK_EQ(lb.try_acquire(1000, 500), Status::busy);
-    const auto waited = ms_since(start);
-    CHECK(waited >= 500 && waited < 900);
-    CHECK_EQ(la.release(), Status::ok);
-}
-
-TEST(a_key_of_another_type_is_busy_not_corrupted) {
-    Client c;
-    server().cli({"HSET", "it:hash", "owner", "1"});
-    Lock lock(c.conn, "it:hash");
-    CHECK_EQ(lock.acquire(1000), Status::busy);
-    REQUIRE_EQ(lock.adopt("x"), Status::ok);
-    CHECK_EQ(lock.release(), Status::not_owner);
-    CHECK_EQ(server().cli({"HGET", "it:hash", "owner"}), std::string("1"));
-}
-
-TEST(binary_key_and_value_round_trip) {
-    Client c;
-    const std::string_view key("it:\r\n\0bin", 10);
-    Lock lock(c.conn, key);
-    REQUIRE_EQ(lock.acquire(5000), Status::ok);
-    LockInfo info;
-    CHECK_EQ(lock.query(info), Status::ok);
-    CHECK(info.state == LockState::held_by_me);
-    CHECK_EQ(lock.release(), Status::ok);
-    CHECK_EQ(lock.query(info), Status::ok);
-    CHECK(info.state == LockState::free);
-}
-
-TEST(unreachable_server_fails_fast_and_never_holds) {
-    resplock_posix_t ctx;
-    const resplock_port_t port = resplock_posix_port(&ctx);
-    ConnectionConfig cfg;
-    cfg.port = support::free_port();
-    cfg.timeout_ms = 500;
-    char buf[512];
-    Connection conn(port, cfg, buf, sizeof buf);
-    Lock lock(conn, "it:nowhere");
-    CHECK_EQ(lock.acquire(1000), Status::connect_failed);
-    CHECK(!lock.held());
-    const auto start = std::chrono::steady_clock::now();
-    CHECK_EQ(lock.try_acquire(1000, 300), Status::connect_failed);
-    CHECK(ms_since(start) < 800);
-}
-
-TEST(silent_server_times_out_with_unknown_outcome) {
-    support::SilentListener silent;
-    resplock_posix_t ctx;
-    const resplock_port_t port = resplock_posix_port(&ctx);
-    ConnectionConfig cfg;
-    cfg.port = silent.port();
-    cfg.timeout_ms = 300;
-    char buf[512];
-    Connection conn(port, cfg, buf, sizeof buf);
-    Lock lock(conn, "it:silent");
-    const auto start = std::chrono::steady_clock::now();
-    CHECK_EQ(lock.try_acquire(1000, 2000), Status::unknown_outcome);
-    const auto took = ms_since(start);
-    CHECK(took >= 290 && took < 800);
-    CHECK(!lock.held());
-}
+RESPLOCK_LOCK_CASES(PosixNet)

@@ -160,19 +160,43 @@ RedisServer::RedisServer(std::initializer_list<const char*> extra) {
     }
 }
 
+RedisServer::RedisServer(const TlsFiles& tls, std::initializer_list<const char*> extra)
+    : tls_(true) {
+    args_ = {"--tls-cert-file",    tls.cert, "--tls-key-file",     tls.key,
+             "--tls-ca-cert-file", tls.ca,   "--tls-auth-clients", tls.auth_clients ? "yes" : "no"};
+    for (const char* a : extra)
+        args_.emplace_back(a);
+    tls_cli_ = {"--tls", "--cacert", tls.ca};
+    if (!tls.client_cert.empty()) {
+        tls_cli_.insert(tls_cli_.end(), {"--cert", tls.client_cert, "--key", tls.client_key});
+    }
+    for (int attempt = 0; attempt < 5 && !running(); ++attempt) {
+        port_ = free_port();
+        if (port_ != 0) start();
+    }
+}
+
 RedisServer::~RedisServer() {
     kill();
 }
 
 std::string RedisServer::url() const {
-    return "redis://127.0.0.1:" + std::to_string(port_);
+    return (tls_ ? "rediss://127.0.0.1:" : "redis://127.0.0.1:") + std::to_string(port_);
+}
+
+bool RedisServer::answers() const {
+    if (!tls_) return answers_ping(port_, 500);
+    // The TLS handshake is redis-cli's job; "PONG" or a NOAUTH error both mean the server is up.
+    const std::string reply = cli({"PING"});
+    return reply == "PONG" || reply.rfind("NOAUTH", 0) == 0;
 }
 
 bool RedisServer::start() {
     if (running()) return true;
+    // A TLS server listens on port_ for TLS only: its plain-text port is off.
     std::vector<std::string> argv = {"redis-server",
                                      "--port",
-                                     std::to_string(port_),
+                                     tls_ ? "0" : std::to_string(port_),
                                      "--bind",
                                      kLoopback,
                                      "--save",
@@ -187,6 +211,7 @@ bool RedisServer::start() {
                                      "warning",
                                      "--logfile",
                                      ""};
+    if (tls_) argv.insert(argv.end(), {"--tls-port", std::to_string(port_)});
     argv.insert(argv.end(), args_.begin(), args_.end());
     const pid_t pid = spawn(argv, -1);
     if (pid < 0) return false;
@@ -194,7 +219,7 @@ bool RedisServer::start() {
     const auto give_up = Clock::now() + std::chrono::seconds(5);
     while (Clock::now() < give_up) {
         if (exited(pid)) return false;  // bad arguments, or the port was taken meanwhile
-        if (answers_ping(port_, 500)) {
+        if (answers()) {
             pid_ = pid;
             return true;
         }
@@ -224,6 +249,7 @@ bool RedisServer::restart() {
 std::string RedisServer::cli(const std::vector<std::string>& args) const {
     std::vector<std::string> argv = {
         "redis-cli", "-h", kLoopback, "-p", std::to_string(port_), "--no-auth-warning"};
+    argv.insert(argv.end(), tls_cli_.begin(), tls_cli_.end());
     argv.insert(argv.end(), cli_auth_.begin(), cli_auth_.end());
     argv.insert(argv.end(), args.begin(), args.end());
 

@@ -10,18 +10,33 @@
 
 namespace support {
 
+// Files of a TLS-only server (see RedisServer's TLS constructor).
+struct TlsFiles {
+    std::string cert;           // the server's certificate (PEM)
+    std::string key;            // its private key
+    std::string ca;             // CA that verifies client certificates (and that redis-cli trusts)
+    bool auth_clients = false;  // --tls-auth-clients yes: a client certificate is required
+    // The certificate and key redis-cli presents (needed when auth_clients is set).
+    std::string client_cert;
+    std::string client_key;
+};
+
 class RedisServer {
   public:
     // Starts redis-server with persistence off, bound to 127.0.0.1 only, plus `extra` arguments
     // (e.g. {"--requirepass", "secret"}), and waits (up to 5 s) until it accepts connections.
     explicit RedisServer(std::initializer_list<const char*> extra = {});
+    // The same with TLS only: no plain-text port (--port 0), TLS on port(), and waits (up to 5 s)
+    // until `redis-cli --tls` gets PONG from it. cli() then talks TLS too.
+    explicit RedisServer(const TlsFiles& tls, std::initializer_list<const char*> extra = {});
     ~RedisServer();
     RedisServer(const RedisServer&) = delete;
     RedisServer& operator=(const RedisServer&) = delete;
 
     bool running() const { return pid_ > 0; }
     std::uint16_t port() const { return port_; }
-    // "redis://127.0.0.1:PORT"
+    bool tls() const { return tls_; }
+    // "redis://127.0.0.1:PORT" ("rediss://..." for a TLS server)
     std::string url() const;
 
     // Runs redis-cli against this server (-h 127.0.0.1 -p PORT, --no-auth-warning, plus any
@@ -38,7 +53,10 @@ class RedisServer {
 
   private:
     bool start();
+    bool answers() const;
     std::vector<std::string> args_;
+    bool tls_ = false;
+    std::vector<std::string> tls_cli_;  // redis-cli's TLS arguments
     std::vector<std::string> cli_auth_;
     std::uint16_t port_ = 0;
     int pid_ = -1;

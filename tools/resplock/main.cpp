@@ -21,6 +21,9 @@
 #include "resplock/lock.hpp"
 #include "resplock/status.hpp"
 #include "resplock_posix.h"
+#ifdef RESPLOCK_CLI_TLS
+#include "resplock_mbedtls.h"
+#endif
 
 namespace {
 
@@ -47,6 +50,7 @@ constexpr std::size_t max_user_len = 128;
 constexpr std::size_t max_password_len = 256;
 constexpr std::size_t server_text_max = 200;   // characters of a server error message shown
 constexpr std::uint32_t stop_grace_ms = 2000;  // SIGTERM to SIGKILL when the lock is lost
+constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
 
 // The connection buffer: holds one request, then its reply.
 char io_buffer[512];
@@ -94,6 +98,7 @@ void usage(std::FILE* out) {
         "Options (before or after the command; --opt=value works too):\n"
         "  -u, --url URL            redis://[[user]:password@]host[:port][/db]\n"
         "                           (IPv6: redis://[::1]:6379; %XX escapes in user and password)\n"
+        "                           rediss://... is the same over TLS (needs --cacert)\n"
         "                           default: $REDIS_URL, else redis://127.0.0.1:6379\n"
         "      --password-file PATH read the password from the first line of PATH (keeps it out\n"
         "                           of ps); overrides a password in the URL\n"
@@ -103,6 +108,23 @@ void usage(std::FILE* out) {
         "                           default: 0 (a single attempt)\n"
         "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
         "                           default: 2000\n"
+        "TLS (rediss:// only; the server's certificate is always verified):\n"
+        "      --cacert FILE        CA certificate(s), PEM or DER, that must have signed the\n"
+        "                           server's certificate (e.g. "
+        "/etc/ssl/certs/ca-certificates.crt)\n"
+        "      --cert FILE          client certificate, for servers that require one\n"
+        "      --key FILE           the client certificate's private key (unencrypted)\n"
+        "      --tls-server-name NAME\n"
+        "                           name the server's certificate must carry (default: the host\n"
+        "                           of the URL; an IP address must be in its subjectAltName)\n"
+        "      --insecure-skip-tls-verify\n"
+        "                           DANGEROUS: do not verify the server's certificate at all;\n"
+        "                           anyone on the network path can then impersonate the server\n"
+        "                           and read the password. Prints a warning on every use.\n"
+#ifndef RESPLOCK_CLI_TLS
+        "                           (this build has no TLS support: rediss:// is refused)\n"
+#endif
+        "\n"
         "  -h, --help               show this help and exit\n"
         "      --version            show the version and exit\n"
         "\n"
@@ -114,7 +136,8 @@ void usage(std::FILE* out) {
         "   70  run: the lock was lost while COMMAND ran; COMMAND was stopped\n"
         "   75  the lock is busy: not acquired within --wait\n"
         "   76  protocol error or unexpected reply from the server\n"
-        "   77  authentication or permission refused\n"
+        "   77  authentication or permission refused; TLS: the server's certificate\n"
+        "       failed verification\n"
         "  126  run: COMMAND was found but could not be started\n"
         "  127  run: COMMAND not found\n"
         "  any other: run: COMMAND's own exit status\n"
@@ -155,6 +178,7 @@ struct Endpoint {
     char host[max_host_len + 1] = "127.0.0.1";
     std::uint16_t port = 6379;
     bool ipv6 = false;  // host is an IPv6 literal: shown in brackets
+    bool tls = false;   // rediss://
     char username[max_user_len + 1] = "";
     bool has_username = false;
     char password[max_password_len + 1] = "";
@@ -219,17 +243,21 @@ void mask_url(const char* url, char* out, std::size_t cap) {
                   url + at);
 }
 
-enum class UrlResult { ok, bad, tls };
+enum class UrlResult { ok, bad };
 
-// Parses redis://[[user]:password@]host[:port][/db] into ep. On `bad`, *why says what is wrong.
+// Parses redis[s]://[[user]:password@]host[:port][/db] into ep. On `bad`, *why says what is
+// wrong.
 UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
     std::string_view u(url);
-    if (starts_with_nocase(u, "rediss://")) return UrlResult::tls;
-    if (!starts_with_nocase(u, "redis://")) {
-        *why = "it must start with redis://";
+    if (starts_with_nocase(u, "rediss://")) {
+        ep.tls = true;
+        u.remove_prefix(9);
+    } else if (starts_with_nocase(u, "redis://")) {
+        u.remove_prefix(8);
+    } else {
+        *why = "it must start with redis:// or rediss://";
         return UrlResult::bad;
     }
-    u.remove_prefix(8);
     if (u.find_first_of("?#") != std::string_view::npos) {
         *why = "query strings and fragments are not supported";
         return UrlResult::bad;
@@ -359,6 +387,11 @@ enum class Command { none, acquire, release, extend, status, run };
 struct Options {
     const char* url = nullptr;
     const char* password_file = nullptr;
+    const char* cacert = nullptr;  // TLS: --cacert, --cert, --key, --tls-server-name
+    const char* cert = nullptr;
+    const char* key = nullptr;
+    const char* tls_server_name = nullptr;
+    bool insecure = false;  // --insecure-skip-tls-verify
     std::uint32_t ttl_ms = 30000;
     std::uint32_t wait_ms = 0;
     std::uint32_t timeout_ms = 2000;
@@ -400,6 +433,16 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         }
         o.password_file = value;
         return true;
+    } else if (name == "cacert" || name == "cert" || name == "key" || name == "tls-server-name") {
+        if (*value == '\0') {
+            report("--%.*s needs a value", static_cast<int>(name.size()), name.data());
+            return false;
+        }
+        (name == "cacert" ? o.cacert
+         : name == "cert" ? o.cert
+         : name == "key"  ? o.key
+                          : o.tls_server_name) = value;
+        return true;
     }
     if (!parse_number(value, lo, max_ms, *number)) {
         report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%.40s'",
@@ -411,7 +454,8 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
 
 bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
-           name == "timeout";
+           name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
+           name == "tls-server-name";
 }
 
 // Adds one positional argument. For run, the first one after KEY starts COMMAND.
@@ -484,6 +528,14 @@ int parse_args(int argc, char** argv, Options& o) {
                 std::fputs(version_text, stdout);
             }
             return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+        }
+        if (name == insecure_flag) {
+            if (value != nullptr) {
+                report("--%s takes no value", insecure_flag);
+                return exit_usage;
+            }
+            o.insecure = true;
+            continue;
         }
         if (!takes_value(name)) {
             report("unknown option '%.40s' (try 'resplock --help')", arg);
@@ -586,7 +638,48 @@ struct Target {
     char where[max_host_len + 16];
     std::uint32_t timeout_ms;
     const resplock::Connection* conn;  // for the server's error text
+#ifdef RESPLOCK_CLI_TLS
+    const resplock_mbedtls_t* tls;  // rediss://: why a TLS connection failed
+    bool client_cert;               // --cert given
+#endif
 };
+
+// The exit code of a failed call: a server certificate that failed verification is refused
+// authentication (77), not a server that is merely unavailable.
+int exit_for(Status s, const Target& t) {
+#ifdef RESPLOCK_CLI_TLS
+    if (t.tls != nullptr && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_verify &&
+        (s == Status::io_error || s == Status::unknown_outcome)) {
+        return exit_denied;
+    }
+#else
+    (void)t;
+#endif
+    return exit_code(s);
+}
+
+// Why a TLS connection failed, when that is the reason for s. True if it wrote out.
+bool describe_tls(Status s, const Target& t, char* out, std::size_t cap) {
+#ifdef RESPLOCK_CLI_TLS
+    if (t.tls == nullptr) return false;
+    if (s != Status::io_error && s != Status::closed && s != Status::unknown_outcome) return false;
+    char text[400];
+    if (resplock_mbedtls_describe(t.tls, text, sizeof text) == 0) return false;
+    // A server that requires a client certificate ends the handshake when it gets none.
+    const bool hint =
+        !t.client_cert && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_handshake;
+    std::snprintf(
+        out, cap, "%s (TLS with %s)%s", text, t.where,
+        hint ? "; if the server requires a client certificate, give --cert and --key" : "");
+    return true;
+#else
+    (void)s;
+    (void)t;
+    (void)out;
+    (void)cap;
+#endif
+    return false;
+}
 
 bool is_error_reply(Status s) {
     switch (s) {
@@ -616,6 +709,7 @@ void server_text(const resplock::Connection& conn, char* out, std::size_t cap) {
 
 // Why a call failed, in words, for "resplock: <what>: <why>".
 void describe(Status s, const Target& t, char* out, std::size_t cap) {
+    if (describe_tls(s, t, out, cap)) return;
     switch (s) {
         case Status::timeout:
             std::snprintf(out, cap, "timed out after %u ms talking to %s", t.timeout_ms, t.where);
@@ -674,7 +768,7 @@ int fail(Status s, const char* command, const char* key, const Target& t) {
     char why[512];
     describe(s, t, why, sizeof why);
     report("%s %s: %s", command, key, why);
-    return exit_code(s);
+    return exit_for(s, t);
 }
 
 // Acquisition failures of acquire and run, with what busy and unknown_outcome mean there.
@@ -695,7 +789,7 @@ int fail_acquire(Status s, const Options& o, const Target& t) {
         describe(s, t, why, sizeof why);
         report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
                o.command_name, key, why, o.ttl_ms);
-        return exit_code(s);
+        return exit_for(s, t);
     }
     return fail(s, o.command_name, key, t);
 }
@@ -956,6 +1050,100 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
     return code;
 }
 
+#ifdef RESPLOCK_CLI_TLS
+// Certificates and keys as read from their files; PEM gets its NUL counted, as mbedTLS wants.
+struct Blob {
+    unsigned char* data;
+    std::size_t cap;
+    std::size_t len;
+};
+unsigned char ca_file[256 * 1024 + 1];  // a whole system CA bundle fits
+unsigned char cert_file[64 * 1024 + 1];
+unsigned char key_file[64 * 1024 + 1];
+
+bool read_blob(const char* option, const char* path, Blob& blob) {
+    std::FILE* f = std::fopen(path, "rb");
+    if (f == nullptr) {
+        report("cannot read --%s %s: %s", option, path, std::strerror(errno));
+        return false;
+    }
+    const std::size_t n = std::fread(blob.data, 1, blob.cap - 1, f);
+    const bool failed = std::ferror(f) != 0;
+    const bool too_big = !failed && n == blob.cap - 1 && std::fgetc(f) != EOF;
+    std::fclose(f);
+    if (failed || too_big || n == 0) {
+        report("cannot read --%s %s: %s", option, path,
+               failed    ? "read error"
+               : too_big ? "larger than the limit"
+                         : "empty file");
+        return false;
+    }
+    blob.data[n] = '\0';
+    const std::string_view text(reinterpret_cast<const char*>(blob.data), n);
+    blob.len = text.find("-----BEGIN") != std::string_view::npos ? n + 1 : n;
+    return true;
+}
+
+// Reads the TLS files and wraps `inner` in tls. Returns -1 on success, else the exit code.
+int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls) {
+    if (o.cacert == nullptr && !o.insecure) {
+        report(
+            "rediss:// needs --cacert FILE (the CA that signed the server's certificate), or "
+            "--%s to skip verification",
+            insecure_flag);
+        return exit_usage;
+    }
+    if ((o.cert == nullptr) != (o.key == nullptr)) {
+        report("--cert and --key go together (a client certificate and its private key)");
+        return exit_usage;
+    }
+    if (o.insecure) {
+        report(
+            "warning: --%s: the server's certificate is NOT verified; anyone on the "
+            "network path can impersonate the server and read the traffic",
+            insecure_flag);
+    }
+    resplock_mbedtls_config_t config{};
+    Blob ca{ca_file, sizeof ca_file, 0};
+    Blob cert{cert_file, sizeof cert_file, 0};
+    Blob key{key_file, sizeof key_file, 0};
+    if (o.cacert != nullptr) {
+        if (!read_blob("cacert", o.cacert, ca)) return exit_usage;
+        config.ca = ca.data;
+        config.ca_len = ca.len;
+    }
+    if (o.cert != nullptr) {
+        if (!read_blob("cert", o.cert, cert) || !read_blob("key", o.key, key)) return exit_usage;
+        config.cert = cert.data;
+        config.cert_len = cert.len;
+        config.key = key.data;
+        config.key_len = key.len;
+    }
+    config.server_name = o.tls_server_name;
+    config.insecure_skip_verify = o.insecure ? 1 : 0;
+    const resplock_status_t s = resplock_mbedtls_init(&tls, &inner, &config);
+    if (s == RESPLOCK_STATUS_ok) return -1;
+    char why[400];
+    if (resplock_mbedtls_describe(&tls, why, sizeof why) == 0) {
+        std::snprintf(why, sizeof why, "%s", resplock_status_str(s));
+    }
+    const resplock_mbedtls_failure_t kind = resplock_mbedtls_failure(&tls);
+    const char* file = kind == RESPLOCK_MBEDTLS_FAILURE_ca     ? o.cacert
+                       : kind == RESPLOCK_MBEDTLS_FAILURE_cert ? o.cert
+                       : kind == RESPLOCK_MBEDTLS_FAILURE_key  ? o.key
+                                                               : nullptr;
+    if (file != nullptr) {
+        report("%s: %s", file, why);
+    } else if (s == RESPLOCK_STATUS_invalid_argument) {
+        report("TLS setup refused: %s (is --tls-server-name longer than %d characters?)", why,
+               RESPLOCK_MBEDTLS_MAX_NAME);
+    } else {
+        report("%s", why);
+    }
+    return s == RESPLOCK_STATUS_invalid_argument ? exit_usage : exit_unavailable;
+}
+#endif
+
 int run(int argc, char** argv) {
     Options o;
     const int parsed = parse_args(argc, argv, o);
@@ -975,10 +1163,6 @@ int run(int argc, char** argv) {
     static Endpoint ep;
     const char* why = "";
     const UrlResult u = parse_url(url, ep, &why);
-    if (u == UrlResult::tls) {
-        report("rediss:// (TLS) is not supported by this build");
-        return exit_usage;
-    }
     if (u != UrlResult::ok) {
         char masked[400];
         mask_url(url, masked, sizeof masked);
@@ -988,6 +1172,22 @@ int run(int argc, char** argv) {
     if (o.password_file != nullptr && !read_password_file(o.password_file, ep)) {
         return exit_usage;
     }
+    const bool tls_options = o.cacert != nullptr || o.cert != nullptr || o.key != nullptr ||
+                             o.tls_server_name != nullptr || o.insecure;
+    if (tls_options && !ep.tls) {
+        // Refused rather than ignored: the user expects TLS and would get plain text.
+        report(
+            "--cacert, --cert, --key, --tls-server-name and --%s need a rediss:// URL (%s is "
+            "redis://)",
+            insecure_flag, source);
+        return exit_usage;
+    }
+#ifndef RESPLOCK_CLI_TLS
+    if (ep.tls) {
+        report("rediss:// (TLS) is not supported by this build");
+        return exit_usage;
+    }
+#endif
     if (resplock::lock_buffer_min() > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
                sizeof io_buffer, resplock::lock_buffer_min());
@@ -1001,7 +1201,18 @@ int run(int argc, char** argv) {
     target.timeout_ms = o.timeout_ms;
 
     static resplock_posix_t posix;
-    const resplock_port_t port = resplock_posix_port(&posix);
+    resplock_port_t port = resplock_posix_port(&posix);
+#ifdef RESPLOCK_CLI_TLS
+    static resplock_mbedtls_t tls;
+    target.tls = nullptr;
+    target.client_cert = o.cert != nullptr;
+    if (ep.tls) {
+        const int r = setup_tls(o, port, tls);
+        if (r >= 0) return r;
+        port = resplock_mbedtls_port(&tls);
+        target.tls = &tls;
+    }
+#endif
     resplock::ConnectionConfig config;
     config.host = ep.host;
     config.port = ep.port;

@@ -1,0 +1,277 @@
+// The resplock command over rediss:// against a real TLS-only redis-server: the lock round trip,
+// REDIS_URL, mutual TLS, refusals with one clear line and the documented exit codes, the
+// insecure flag's warning, and a build without TLS refusing rediss://.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.hpp"
+#include "redis_server.hpp"
+#include "tls_fixture.hpp"
+
+#ifndef RESPLOCK_CLI
+#error "RESPLOCK_CLI must name the resplock binary"
+#endif
+#ifndef RESPLOCK_CLI_NOTLS
+#error "RESPLOCK_CLI_NOTLS must name a resplock binary built without TLS"
+#endif
+
+using tls_fixture::certs;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Env = std::vector<std::pair<std::string, std::string>>;
+
+struct Result {
+    int code = -1;  // exit status; -1 if it had to be killed
+    std::string out, err;
+    double secs = 0;
+};
+
+// Runs argv with REDIS_URL unset then `env` set, capturing stdout and stderr; kills it after
+// timeout_s.
+Result run(std::vector<std::string> args, const Env& env = {}, double timeout_s = 20) {
+    Result r;
+    int out[2], err[2];
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return r;
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const auto start = Clock::now();
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(125);
+        const int null_fd = open("/dev/null", O_RDONLY);
+        dup2(null_fd, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        unsetenv("REDIS_URL");
+        for (const auto& kv : env)
+            setenv(kv.first.c_str(), kv.second.c_str(), 1);
+        execv(argv[0], argv.data());
+        _exit(125);
+    }
+    close(out[1]);
+    close(err[1]);
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+    int open_fds = 2;
+    while (open_fds > 0) {
+        const double left = timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            break;
+        }
+        if (poll(fds, 2, static_cast<int>(left * 1000) + 1) <= 0) continue;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            char buf[4096];
+            const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
+            } else {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+    for (pollfd& p : fds)
+        if (p.fd >= 0) close(p.fd);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.secs = std::chrono::duration<double>(Clock::now() - start).count();
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+std::vector<std::string> cli(std::vector<std::string> args) {
+    args.insert(args.begin(), RESPLOCK_CLI);
+    return args;
+}
+
+support::TlsFiles server_files(bool auth_clients) {
+    support::TlsFiles f;
+    f.cert = certs().server;
+    f.key = certs().server_key;
+    f.ca = certs().ca;
+    f.auth_clients = auth_clients;
+    f.client_cert = certs().client;
+    f.client_key = certs().client_key;
+    return f;
+}
+
+support::RedisServer& server() {
+    static support::RedisServer s(server_files(false));
+    return s;
+}
+support::RedisServer& mtls_server() {
+    static support::RedisServer s(server_files(true));
+    return s;
+}
+
+// One line on stderr, starting "resplock: ".
+bool one_error_line(const std::string& err) {
+    return err.rfind("resplock: ", 0) == 0 && err.find('\n') == err.size() - 1;
+}
+
+std::string chomp(std::string s) {
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+}
+
+void show(const Result& r) {
+    std::printf("      exit %d after %.2f s\n      stdout: %s\n      stderr: %s\n", r.code, r.secs,
+                r.out.c_str(), r.err.c_str());
+}
+
+}  // namespace
+
+TEST(servers_are_ready) {
+    REQUIRE(certs().ok);
+    CHECK(server().running());
+    CHECK(mtls_server().running());
+    CHECK(server().url().rfind("rediss://127.0.0.1:", 0) == 0);
+}
+
+TEST(acquire_status_release_over_rediss) {
+    const std::string url = server().url();
+    Result r =
+        run(cli({"--url", url, "--cacert", certs().ca, "--ttl", "20000", "acquire", "cli:tls"}));
+    REQUIRE_EQ(r.code, 0);
+    const std::string token = chomp(r.out);
+    CHECK_EQ(token.size(), static_cast<std::size_t>(32));
+    CHECK_EQ(server().cli({"GET", "cli:tls"}), token);
+    CHECK(r.err.empty());
+
+    // The URL from REDIS_URL, a host name verified against the certificate's DNS entry.
+    const Env env = {{"REDIS_URL", "rediss://localhost:" + std::to_string(server().port())}};
+    r = run(cli({"--cacert", certs().ca, "acquire", "cli:tls"}), env);
+    CHECK_EQ(r.code, 75);  // busy
+    r = run(cli({"--cacert", certs().ca, "status", "cli:tls"}), env);
+    CHECK_EQ(r.code, 0);
+    CHECK(r.out.rfind("held ", 0) == 0);
+    r = run(cli({"--cacert", certs().ca, "extend", "cli:tls", token}), env);
+    CHECK_EQ(r.code, 0);
+    r = run(cli({"--cacert=" + certs().ca, "release", "cli:tls", token}), env);
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(server().cli({"EXISTS", "cli:tls"}), std::string("0"));
+    if (check::failed()) show(r);
+}
+
+TEST(run_holds_the_lock_over_rediss) {
+    const Result r = run(cli({"--url", server().url(), "--cacert", certs().ca, "run", "cli:run",
+                              "--", "/bin/sh", "-c", "test -n \"$RESPLOCK_TOKEN\" && exit 7"}));
+    CHECK_EQ(r.code, 7);
+    CHECK_EQ(server().cli({"EXISTS", "cli:run"}), std::string("0"));  // released after
+    if (check::failed()) show(r);
+}
+
+TEST(wrong_ca_exits_77_with_a_clear_message) {
+    const Result r =
+        run(cli({"--url", server().url(), "--cacert", certs().other_ca, "acquire", "cli:ca"}));
+    CHECK_EQ(r.code, 77);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("certificate verify failed: ") != std::string::npos);
+    CHECK(r.err.find("not correctly signed by the trusted CA") != std::string::npos);
+    CHECK(r.out.empty());
+    CHECK(r.secs < 5);
+    CHECK_EQ(server().cli({"EXISTS", "cli:ca"}), std::string("0"));
+    if (check::failed()) show(r);
+}
+
+TEST(wrong_server_name_exits_77) {
+    const Result r = run(cli({"--url", server().url(), "--cacert", certs().ca, "--tls-server-name",
+                              "wrong.example", "status", "cli:name"}));
+    CHECK_EQ(r.code, 77);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("certificate verify failed: ") != std::string::npos);
+    if (check::failed()) show(r);
+}
+
+TEST(mutual_tls_with_and_without_a_client_certificate) {
+    const std::string url = mtls_server().url();
+    Result r = run(cli({"--url", url, "--cacert", certs().ca, "--cert", certs().client, "--key",
+                        certs().client_key, "acquire", "cli:mtls"}));
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(mtls_server().cli({"GET", "cli:mtls"}), chomp(r.out));
+    if (check::failed()) show(r);
+
+    r = run(cli({"--url", url, "--cacert", certs().ca, "status", "cli:mtls"}));
+    CHECK_EQ(r.code, 69);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("TLS handshake failed") != std::string::npos);
+    CHECK(r.err.find("give --cert and --key") != std::string::npos);
+    CHECK(r.secs < 5);
+    if (check::failed()) show(r);
+}
+
+TEST(insecure_flag_connects_and_warns) {
+    const Result r =
+        run(cli({"--url", server().url(), "--insecure-skip-tls-verify", "status", "cli:insecure"}));
+    CHECK_EQ(r.code, 1);  // free
+    CHECK_EQ(r.out, std::string("free\n"));
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("warning: --insecure-skip-tls-verify") != std::string::npos);
+    if (check::failed()) show(r);
+}
+
+TEST(usage_errors_exit_64) {
+    const std::string url = server().url();
+    struct Case {
+        std::vector<std::string> args;
+        const char* says;
+    } cases[] = {
+        {{"--url", url, "status", "k"}, "needs --cacert"},
+        {{"--url", server().url().replace(0, 9, "redis://"), "--cacert", certs().ca, "status", "k"},
+         "need a rediss:// URL"},
+        {{"--url", url, "--cacert", certs().ca, "--cert", certs().client, "status", "k"},
+         "--cert and --key go together"},
+        {{"--url", url, "--cacert", certs().dir + "/missing.crt", "status", "k"},
+         "cannot read --cacert"},
+        {{"--url", url, "--cacert", certs().server_key, "status", "k"},
+         "cannot parse the CA certificate"},
+        {{"--url", url, "--insecure-skip-tls-verify=yes", "status", "k"}, "takes no value"},
+    };
+    for (const Case& c : cases) {
+        const Result r = run(cli(c.args));
+        CHECK_EQ(r.code, 64);
+        CHECK(one_error_line(r.err));
+        CHECK(r.err.find(c.says) != std::string::npos);
+        if (check::failed()) {
+            show(r);
+            return;
+        }
+    }
+}
+
+TEST(help_documents_the_tls_options) {
+    const Result r = run(cli({"--help"}));
+    CHECK_EQ(r.code, 0);
+    for (const char* opt : {"rediss://", "--cacert FILE", "--cert FILE", "--key FILE",
+                            "--tls-server-name", "--insecure-skip-tls-verify"}) {
+        CHECK(r.out.find(opt) != std::string::npos);
+    }
+}
+
+TEST(a_build_without_tls_refuses_rediss) {
+    const Result r = run({RESPLOCK_CLI_NOTLS, "--url", server().url(), "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK(one_error_line(r.err));
+    CHECK(r.err.find("rediss:// (TLS) is not supported by this build") != std::string::npos);
+    const Result h = run({RESPLOCK_CLI_NOTLS, "--help"});
+    CHECK(h.out.find("this build has no TLS support") != std::string::npos);
+    if (check::failed()) show(r);
+}

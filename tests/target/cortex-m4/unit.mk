@@ -1,0 +1,72 @@
+# Builds the mock-port unit tests (tests/unit/test_*.cpp and test_*.c) as Cortex-M4 programs for
+# QEMU's mps2-an386 board: newlib-nano, semihosting (rdimon) for printf and the exit status.
+# Run from the repository root (the top Makefile's `cortex-m4-tests` target does):
+#   make -f tests/target/cortex-m4/unit.mk M4_BUILD=build/cortex-m4
+# Output: $(M4_BUILD)/unit_<name>.elf, one per test source.
+M4_BUILD ?= build/cortex-m4
+M4_CROSS ?= arm-none-eabi-
+M4_DIR := tests/target/cortex-m4
+
+M4_CC := $(M4_CROSS)gcc
+M4_CXX := $(M4_CROSS)g++
+M4_AR := $(M4_CROSS)ar
+
+# Soft float: nothing under test uses floating point, and start-up need not enable the FPU.
+M4_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
+M4_OPT := -O2 -g -ffunction-sections -fdata-sections
+M4_CPPFLAGS := -Iinclude -Iports/mock -Itests/support
+# The library and the mock port keep the library's flags; tests keep the host's test flags.
+M4_LIB_CXXFLAGS := -std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror \
+    -fno-exceptions -fno-rtti
+M4_TEST_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-exceptions -fno-rtti
+M4_TEST_CFLAGS := -std=c99 -Wall -Wextra -Wshadow -Werror
+M4_STARTUP_CFLAGS := -std=c99 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
+M4_LDFLAGS := $(M4_ARCH) -nostartfiles --specs=rdimon.specs \
+    -T $(M4_DIR)/mps2-an386.ld -Wl,--gc-sections
+
+M4_LIB_SRC := $(wildcard src/*.cpp) ports/mock/resplock_mock.cpp
+M4_TESTS_CXX := $(wildcard tests/unit/test_*.cpp)
+M4_TESTS_C := $(wildcard tests/unit/test_*.c)
+
+M4_LIB_OBJ := $(patsubst %.cpp,$(M4_BUILD)/obj/%.o,$(M4_LIB_SRC))
+M4_CHECK_OBJ := $(M4_BUILD)/obj/tests/support/check_main.o
+M4_STARTUP_OBJ := $(M4_BUILD)/obj/$(M4_DIR)/startup.o
+M4_ELF := $(patsubst tests/unit/%.cpp,$(M4_BUILD)/unit_%.elf,$(M4_TESTS_CXX)) \
+    $(patsubst tests/unit/%.c,$(M4_BUILD)/unit_%.elf,$(M4_TESTS_C))
+
+all: $(M4_ELF)
+
+# Archives, so that a test with its own main() does not pull check_main in.
+$(M4_BUILD)/libresplock_mock.a: $(M4_LIB_OBJ)
+	@rm -f $@
+	$(M4_AR) rcs $@ $^
+$(M4_BUILD)/libcheck.a: $(M4_CHECK_OBJ)
+	@rm -f $@
+	$(M4_AR) rcs $@ $^
+
+M4_LINK_IN := $(M4_STARTUP_OBJ) $(M4_BUILD)/libcheck.a $(M4_BUILD)/libresplock_mock.a \
+    $(M4_DIR)/mps2-an386.ld
+
+$(M4_BUILD)/unit_%.elf: $(M4_BUILD)/obj/tests/unit/%.o $(M4_LINK_IN)
+	$(M4_CXX) $(M4_LDFLAGS) -Wl,-Map,$(@:.elf=.map) -o $@ $< $(M4_STARTUP_OBJ) \
+	    $(M4_BUILD)/libcheck.a $(M4_BUILD)/libresplock_mock.a
+
+$(M4_BUILD)/obj/src/%.o $(M4_BUILD)/obj/ports/%.o: M4_FLAGS = $(M4_LIB_CXXFLAGS)
+$(M4_BUILD)/obj/tests/%.o: M4_FLAGS = $(M4_TEST_CXXFLAGS)
+
+$(M4_BUILD)/obj/%.o: %.cpp
+	@mkdir -p $(dir $@)
+	$(M4_CXX) $(M4_ARCH) $(M4_OPT) $(M4_FLAGS) $(M4_CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(M4_BUILD)/obj/tests/unit/%.o: tests/unit/%.c
+	@mkdir -p $(dir $@)
+	$(M4_CC) $(M4_ARCH) $(M4_OPT) $(M4_TEST_CFLAGS) $(M4_CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(M4_STARTUP_OBJ): $(M4_DIR)/startup.c
+	@mkdir -p $(dir $@)
+	$(M4_CC) $(M4_ARCH) $(M4_OPT) $(M4_STARTUP_CFLAGS) -MMD -MP -c $< -o $@
+
+.PHONY: all
+.SECONDARY:
+-include $(M4_LIB_OBJ:.o=.d) $(M4_CHECK_OBJ:.o=.d) $(M4_STARTUP_OBJ:.o=.d) \
+    $(patsubst %.elf,%.d,$(subst $(M4_BUILD)/unit_,$(M4_BUILD)/obj/tests/unit/,$(M4_ELF)))

@@ -1,0 +1,119 @@
+# Install rules: headers, static libraries, the CLI, a CMake package (find_package(resplock)) and
+# pkg-config files. Ports are installed when their targets exist in this build, so the same rules
+# work with or without lwIP and mbedTLS.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# Off by default when resplock is a subproject: the parent decides what it installs.
+if(CMAKE_SOURCE_DIR STREQUAL PROJECT_SOURCE_DIR)
+    set(resplock_install_default ON)
+else()
+    set(resplock_install_default OFF)
+endif()
+option(RESPLOCK_INSTALL "Generate the install rules" ${resplock_install_default})
+if(NOT RESPLOCK_INSTALL)
+    return()
+endif()
+
+set(RESPLOCK_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/resplock)
+set(RESPLOCK_PKGCONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+set_target_properties(resplock PROPERTIES EXPORT_NAME resplock)
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/resplock
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+install(TARGETS resplock EXPORT resplock-targets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(EXPORT resplock-targets NAMESPACE resplock:: DESTINATION ${RESPLOCK_CMAKE_DIR}
+        FILE resplock-targets.cmake)
+
+# pkg-config files are relocatable (paths relative to the .pc file), so `cmake --install --prefix`
+# and DESTDIR give working files without reconfiguring.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+    set(RESPLOCK_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+    set(RESPLOCK_PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
+else()
+    file(RELATIVE_PATH up "/root/${RESPLOCK_PKGCONFIG_DIR}" "/root")
+    set(RESPLOCK_PC_PREFIX "\${pcfiledir}/${up}")
+    string(REGEX REPLACE "/$" "" RESPLOCK_PC_PREFIX "${RESPLOCK_PC_PREFIX}")
+    set(RESPLOCK_PC_LIBDIR "\${prefix}/${CMAKE_INSTALL_LIBDIR}")
+endif()
+if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
+    set(RESPLOCK_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
+else()
+    set(RESPLOCK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
+endif()
+configure_file(${CMAKE_CURRENT_LIST_DIR}/resplock.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/resplock.pc
+               @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/resplock.pc DESTINATION ${RESPLOCK_PKGCONFIG_DIR})
+
+# Ports: resplock::<port> in lib/cmake/resplock/resplock-<port>-targets.cmake and
+# resplock-<port>.pc. Each port has its own export file so that a consumer without, say, lwIP can
+# still use the POSIX port: the config file loads a port only when its dependency is found. An
+# exported port links resplock::<port>_deps, which the config file defines on the consumer's
+# machine with the installed resplock-dependencies.cmake.
+set(RESPLOCK_INSTALLED_PORTS)
+foreach(port posix lwip mbedtls)
+    set(target resplock_${port})
+    if(NOT TARGET ${target})
+        continue()
+    endif()
+    list(APPEND RESPLOCK_INSTALLED_PORTS ${port})
+    set_target_properties(${target} PROPERTIES EXPORT_NAME ${port})
+    file(GLOB port_headers ${PROJECT_SOURCE_DIR}/ports/${port}/*.h)
+    install(FILES ${port_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+    install(TARGETS ${target} EXPORT resplock-${port}-targets
+            ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+            LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+    install(EXPORT resplock-${port}-targets NAMESPACE resplock:: DESTINATION ${RESPLOCK_CMAKE_DIR}
+            FILE resplock-${port}-targets.cmake)
+
+    # What a pkg-config user needs besides the core (static libraries: dependencies in Libs).
+    set(RESPLOCK_PC_PORT ${port})
+    set(RESPLOCK_PC_REQUIRES "resplock = ${PROJECT_VERSION}")
+    set(RESPLOCK_PC_LIBS "-lresplock_${port}")
+    set(RESPLOCK_PC_CFLAGS "")
+    if(port STREQUAL "lwip")
+        # lwip.pc when the build found lwIP through it; otherwise the directories it used.
+        if(RESPLOCK_PC_LWIP_FOUND)
+            string(APPEND RESPLOCK_PC_REQUIRES ", lwip")
+        else()
+            string(APPEND RESPLOCK_PC_CFLAGS " -I${RESPLOCK_LWIP_INCLUDE_DIR}")
+            if(RESPLOCK_LWIP_LIBRARY)
+                string(APPEND RESPLOCK_PC_LIBS " ${RESPLOCK_LWIP_LIBRARY}")
+            endif()
+        endif()
+        foreach(dir IN LISTS RESPLOCK_LWIP_EXTRA_INCLUDE_DIRS)
+            string(APPEND RESPLOCK_PC_CFLAGS " -I${dir}")
+        endforeach()
+    elseif(port STREQUAL "mbedtls")
+        string(APPEND RESPLOCK_PC_LIBS " -lmbedtls -lmbedx509 -lmbedcrypto")
+    endif()
+    configure_file(${CMAKE_CURRENT_LIST_DIR}/resplock-port.pc.in
+                   ${PROJECT_BINARY_DIR}/pkgconfig/resplock-${port}.pc @ONLY)
+    install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/resplock-${port}.pc
+            DESTINATION ${RESPLOCK_PKGCONFIG_DIR})
+endforeach()
+
+if(TARGET resplock_cli)
+    install(TARGETS resplock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+# Values the config file bakes in for the lwIP port (see resplock-config.cmake.in).
+if(RESPLOCK_LWIP_LIBRARY)
+    set(RESPLOCK_LWIP_LINKED TRUE)
+else()
+    set(RESPLOCK_LWIP_LINKED FALSE)
+endif()
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/resplock-config.cmake.in
+                              ${PROJECT_BINARY_DIR}/cmake/resplock-config.cmake
+                              INSTALL_DESTINATION ${RESPLOCK_CMAKE_DIR})
+# 0.x: a new minor version may break the API, so only the same minor version is compatible.
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/cmake/resplock-config-version.cmake
+                                 VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/cmake/resplock-config.cmake
+              ${PROJECT_BINARY_DIR}/cmake/resplock-config-version.cmake
+              ${CMAKE_CURRENT_LIST_DIR}/resplock-dependencies.cmake
+        DESTINATION ${RESPLOCK_CMAKE_DIR})

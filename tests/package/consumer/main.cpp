@@ -1,0 +1,41 @@
+// A program built against an installed resplock, the way a user's program is: only the installed
+// headers and libraries, found through CMake's find_package or through pkg-config. It takes a
+// lock on the redis-server at 127.0.0.1:PORT, checks that a second holder is refused, and
+// releases it, printing one line per step for the test to compare.
+#include <cstdio>
+#include <cstdlib>
+
+#include "resplock/lock.hpp"
+#include "resplock/status.h"
+#include "resplock_posix.h"
+
+int main(int argc, char** argv) {
+    if (argc != 3) {
+        std::fprintf(stderr, "usage: %s PORT KEY\n", argv[0]);
+        return 2;
+    }
+    std::printf("status_str: %s\n", resplock_status_str(RESPLOCK_STATUS_busy));
+
+    resplock_posix_t net_a;
+    resplock_posix_t net_b;
+    const resplock_port_t port_a = resplock_posix_port(&net_a);
+    const resplock_port_t port_b = resplock_posix_port(&net_b);
+    resplock::ConnectionConfig cfg;
+    cfg.host = "127.0.0.1";
+    cfg.port = static_cast<std::uint16_t>(std::atoi(argv[1]));
+    cfg.timeout_ms = 2000;
+    char buf_a[512];
+    char buf_b[512];
+    resplock::Connection conn_a(port_a, cfg, buf_a, sizeof buf_a);
+    resplock::Connection conn_b(port_b, cfg, buf_b, sizeof buf_b);
+    resplock::Lock first(conn_a, argv[2]);
+    resplock::Lock second(conn_b, argv[2]);
+
+    std::printf("acquire: %s\n", resplock::to_string(first.acquire(10000)));
+    std::printf("held: %s\n", first.held() ? "yes" : "no");
+    std::printf("second: %s\n", resplock::to_string(second.acquire(10000)));
+    std::printf("release: %s\n", resplock::to_string(first.release()));
+    std::printf("second again: %s\n", resplock::to_string(second.acquire(10000)));
+    std::printf("release: %s\n", resplock::to_string(second.release()));
+    return 0;
+}

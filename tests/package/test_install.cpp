@@ -1,0 +1,304 @@
+// The installed package as a user sees it: `cmake --install` of this build tree into a temporary
+// prefix, then a small program (C++ API and C API twins) built against that prefix only, once
+// through find_package(resplock) and once through pkg-config, each run against a real
+// redis-server.
+// The prefix is removed at the end, pass or fail.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "check.hpp"
+#include "redis_server.hpp"
+
+#if !defined(RESPLOCK_CMAKE) || !defined(RESPLOCK_BINARY_DIR) || !defined(RESPLOCK_SOURCE_DIR) || \
+    !defined(RESPLOCK_CXX) || !defined(RESPLOCK_PKG_CONFIG) ||                                    \
+    !defined(RESPLOCK_TOP_SOURCE_DIR) || !defined(RESPLOCK_LIBDIR) || !defined(RESPLOCK_PORTS) || \
+    !defined(RESPLOCK_VERSION) || !defined(RESPLOCK_GENERATOR) || !defined(RESPLOCK_CC)
+#error "tests/package/CMakeLists.txt passes the build's tools and paths as definitions"
+#endif
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Result {
+    int code = -1;    // exit status; -1 if it could not start or had to be killed
+    std::string out;  // stdout and stderr, interleaved
+};
+
+// Runs argv (searched in PATH) with `env` added, collecting its output; kills it after timeout_s
+// so a hung tool fails the test instead of stalling it.
+Result run(const std::vector<std::string>& args,
+           const std::vector<std::pair<std::string, std::string>>& env = {},
+           double timeout_s = 180) {
+    Result r;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return r;
+    std::vector<char*> argv;
+    for (const std::string& a : args)
+        argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    const pid_t parent = getpid();
+    const pid_t pid = fork();
+    if (pid < 0) return r;
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(125);
+        const int null_fd = open("/dev/null", O_RDONLY);
+        dup2(null_fd, 0);
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        for (const auto& kv : env)
+            setenv(kv.first.c_str(), kv.second.c_str(), 1);
+        execvp(argv[0], argv.data());
+        _exit(125);
+    }
+    close(fds[1]);
+    const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
+    char buf[4096];
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            r.out += "\n[killed after timeout]\n";
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        const int n = poll(&p, 1, static_cast<int>(left));
+        if (n <= 0) continue;
+        const ssize_t got = read(fds[0], buf, sizeof buf);
+        if (got <= 0) break;
+        r.out.append(buf, static_cast<std::size_t>(got));
+    }
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (Clock::now() < give_up) r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+// Prints a failed command's output so the CTest log shows why.
+bool ok(const Result& r, const char* what) {
+    if (r.code == 0) return true;
+    std::printf("    %s failed (exit %d):\n%s\n", what, r.code, r.out.c_str());
+    return false;
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> parts;
+    std::stringstream in(s);
+    std::string part;
+    while (std::getline(in, part, sep))
+        if (!part.empty()) parts.push_back(part);
+    return parts;
+}
+
+std::string read_file(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// What the consumer prints when the lock behaves: held, refused to a second holder, released.
+const char* const expected_output =
+    "status_str: lock is held by someone else\n"
+    "acquire: ok\n"
+    "held: yes\n"
+    "second: lock is held by someone else\n"
+    "release: ok\n"
+    "second again: ok\n"
+    "release: ok\n";
+
+// The temporary prefix and build directories; removed when the tests end, pass or fail.
+struct Scratch {
+    fs::path root;
+    fs::path prefix;
+    bool installed = false;
+
+    Scratch() {
+        // Outside the build tree, so the checks below can tell build-tree paths apart.
+        std::error_code ec;
+        std::string tmpl = (fs::temp_directory_path(ec) / "resplock-package.XXXXXX").string();
+        if (mkdtemp(tmpl.data()) != nullptr) {
+            root = tmpl;
+            prefix = root / "prefix";
+        }
+    }
+    ~Scratch() {
+        std::error_code ec;
+        if (!root.empty()) fs::remove_all(root, ec);
+    }
+};
+
+Scratch& scratch() {
+    static Scratch s;
+    return s;
+}
+
+support::RedisServer& server() {
+    static support::RedisServer s;
+    return s;
+}
+
+TEST(install_into_a_temporary_prefix) {
+    Scratch& s = scratch();
+    REQUIRE(!s.root.empty());
+    const Result r =
+        run({RESPLOCK_CMAKE, "--install", RESPLOCK_BINARY_DIR, "--prefix", s.prefix.string()});
+    REQUIRE(ok(r, "cmake --install"));
+    s.installed = true;
+
+    const fs::path lib = s.prefix / RESPLOCK_LIBDIR;
+    const std::vector<fs::path> expected = {
+        s.prefix / "include/resplock/lock.hpp",
+        s.prefix / "include/resplock/connection.hpp",
+        s.prefix / "include/resplock/status.h",
+        s.prefix / "include/resplock/port.h",
+        s.prefix / "include/resplock/config.h",
+        lib / "libresplock.a",
+        lib / "cmake/resplock/resplock-config.cmake",
+        lib / "cmake/resplock/resplock-config-version.cmake",
+        lib / "cmake/resplock/resplock-targets.cmake",
+        lib / "pkgconfig/resplock.pc",
+    };
+    for (const fs::path& p : expected)
+        if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
+    for (const std::string& port : split(RESPLOCK_PORTS, ',')) {
+        for (const fs::path& p : {s.prefix / "include" / ("resplock_" + port + ".h"),
+                                  lib / ("libresplock_" + port + ".a"),
+                                  lib / ("cmake/resplock/resplock-" + port + "-targets.cmake"),
+                                  lib / ("pkgconfig/resplock-" + port + ".pc")})
+            if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
+    }
+    // The mock port is for tests only.
+    CHECK(!fs::exists(s.prefix / "include/resplock_mock.hpp"));
+    CHECK(!fs::exists(lib / "libresplock_mock.a"));
+
+#ifdef RESPLOCK_WITH_CLI
+    const Result v = run({(s.prefix / "bin/resplock").string(), "--version"});
+    CHECK(ok(v, "installed resplock --version"));
+#endif
+}
+
+TEST(find_package_consumer_builds_and_locks) {
+    Scratch& s = scratch();
+    REQUIRE(s.installed);
+    REQUIRE(server().running());
+    const fs::path build = s.root / "cmake-consumer";
+    std::vector<std::string> ports = split(RESPLOCK_PORTS, ',');
+    std::string extra_ports;
+    for (const std::string& p : ports)
+        if (p != "posix") extra_ports += (extra_ports.empty() ? "" : ";") + p;
+
+    const Result conf =
+        run({RESPLOCK_CMAKE, "-S", std::string(RESPLOCK_SOURCE_DIR) + "/consumer", "-B",
+             build.string(), "-G", RESPLOCK_GENERATOR, "-DCMAKE_CXX_COMPILER=" RESPLOCK_CXX,
+             "-DCMAKE_C_COMPILER=" RESPLOCK_CC, "-DCMAKE_PREFIX_PATH=" + s.prefix.string(),
+             "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF", "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON",
+             "-DCONSUMER_EXTRA_PORTS=" + extra_ports});
+    REQUIRE(ok(conf, "consumer configure"));
+    // The package must come from the temporary prefix, not from anywhere else on the machine.
+    const std::string cache = read_file(build / "CMakeCache.txt");
+    CHECK(cache.find("resplock_DIR:PATH=" + (s.prefix / RESPLOCK_LIBDIR).string() +
+                     "/cmake/resplock") != std::string::npos);
+
+    const Result b = run({RESPLOCK_CMAKE, "--build", build.string()});
+    REQUIRE(ok(b, "consumer build"));
+    // Only installed headers: no include path into this source tree or build tree.
+    const std::string commands = read_file(build / "compile_commands.json");
+    CHECK(!commands.empty());
+    for (const char* flag : {"-I", "-isystem "}) {
+        for (const char* tree : {RESPLOCK_TOP_SOURCE_DIR, RESPLOCK_BINARY_DIR})
+            if (!CHECK(commands.find(flag + std::string(tree)) == std::string::npos))
+                std::printf("      consumer compiles with %s%s...\n", flag, tree);
+    }
+    CHECK(commands.find(s.prefix.string() + "/include") != std::string::npos);
+
+    for (const char* exe : {"consumer", "consumer_c"}) {
+        const std::string key = std::string("package:find_package:") + exe;
+        const Result r = run({(build / exe).string(), std::to_string(server().port()), key});
+        CHECK_EQ(r.code, 0);
+        if (!CHECK_EQ(r.out, std::string(expected_output))) std::printf("      (%s)\n", exe);
+        CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
+    }
+}
+
+TEST(pkg_config_consumer_builds_and_locks) {
+    Scratch& s = scratch();
+    REQUIRE(s.installed);
+    REQUIRE(server().running());
+    const std::vector<std::pair<std::string, std::string>> env = {
+        {"PKG_CONFIG_PATH", (s.prefix / RESPLOCK_LIBDIR / "pkgconfig").string()}};
+
+    const Result version = run({RESPLOCK_PKG_CONFIG, "--modversion", "resplock"}, env);
+    REQUIRE(ok(version, "pkg-config --modversion resplock"));
+    CHECK_EQ(version.out, std::string(RESPLOCK_VERSION "\n"));
+
+    const Result flags = run({RESPLOCK_PKG_CONFIG, "--cflags", "--libs", "resplock-posix"}, env);
+    REQUIRE(ok(flags, "pkg-config resplock-posix"));
+    CHECK(flags.out.find("-lresplock_posix") != std::string::npos);
+    CHECK(flags.out.find(std::string(RESPLOCK_TOP_SOURCE_DIR) + "/") == std::string::npos);
+
+    // Exactly as a user types it, through the shell's command substitution: the C++ program
+    // with the C++ compiler, the C one with the C compiler (the library needs no C++ runtime).
+    const struct {
+        const char* name;
+        const char* compiler;
+        const char* std;
+        const char* source;
+    } builds[] = {{"pkg-config-consumer", RESPLOCK_CXX, "-std=c++17", "main.cpp"},
+                  {"pkg-config-consumer-c", RESPLOCK_CC, "-std=c99", "main.c"}};
+    for (const auto& b : builds) {
+        const fs::path exe = s.root / b.name;
+        const std::string cmd = std::string(b.compiler) + " " + b.std + " -o '" + exe.string() +
+                                "' '" + RESPLOCK_SOURCE_DIR + "/consumer/" + b.source + "' $(" +
+                                RESPLOCK_PKG_CONFIG + " --cflags --libs resplock-posix)";
+        const Result built = run({"/bin/sh", "-c", "set -e; " + cmd}, env);
+        if (!CHECK(ok(built, b.name))) continue;
+
+        const std::string key = std::string("package:") + b.name;
+        const Result r = run({exe.string(), std::to_string(server().port()), key});
+        CHECK_EQ(r.code, 0);
+        if (!CHECK_EQ(r.out, std::string(expected_output))) std::printf("      (%s)\n", b.name);
+        CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
+    }
+
+    // Every other port's .pc gives flags under which its header compiles and its libraries link.
+    for (const std::string& port : split(RESPLOCK_PORTS, ',')) {
+        if (port == "posix") continue;
+        const fs::path src = s.root / ("port_" + port + ".cpp");
+        // As in consumer/CMakeLists.txt: referencing the port's entry point makes the linker
+        // need the port's own dependencies.
+        std::ofstream(src) << "#include \"resplock_" << port << ".h\"\n"
+                           << "int main() {\n"
+                           << "    auto* volatile entry = &resplock_" << port << "_port;\n"
+                           << "    return entry != nullptr ? 0 : 1;\n"
+                           << "}\n";
+        const std::string port_cmd = std::string(RESPLOCK_CXX) + " -std=c++17 -o '" +
+                                     (s.root / ("port_" + port)).string() + "' '" + src.string() +
+                                     "' $(" + RESPLOCK_PKG_CONFIG + " --cflags --libs resplock-" +
+                                     port + ")";
+        const Result pb = run({"/bin/sh", "-c", "set -e; " + port_cmd}, env);
+        if (!CHECK(ok(pb, "port header and libraries through pkg-config")))
+            std::printf("      port: %s\n", port.c_str());
+    }
+}
+
+}  // namespace

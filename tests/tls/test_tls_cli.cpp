@@ -26,6 +26,8 @@
 #endif
 
 using tls_fixture::certs;
+using tls_fixture::mtls_server;
+using tls_fixture::server;
 
 namespace {
 
@@ -100,26 +102,6 @@ Result run(std::vector<std::string> args, const Env& env = {}, double timeout_s 
 std::vector<std::string> cli(std::vector<std::string> args) {
     args.insert(args.begin(), RESPLOCK_CLI);
     return args;
-}
-
-support::TlsFiles server_files(bool auth_clients) {
-    support::TlsFiles f;
-    f.cert = certs().server;
-    f.key = certs().server_key;
-    f.ca = certs().ca;
-    f.auth_clients = auth_clients;
-    f.client_cert = certs().client;
-    f.client_key = certs().client_key;
-    return f;
-}
-
-support::RedisServer& server() {
-    static support::RedisServer s(server_files(false));
-    return s;
-}
-support::RedisServer& mtls_server() {
-    static support::RedisServer s(server_files(true));
-    return s;
 }
 
 // One line on stderr, starting "resplock: ".

@@ -21,7 +21,9 @@ using resplock::LockInfo;
 using resplock::LockState;
 using resplock::Status;
 using tls_fixture::certs;
+using tls_fixture::mtls_server;
 using tls_fixture::read_file;
+using tls_fixture::server;
 
 namespace {
 
@@ -29,27 +31,6 @@ using Clock = std::chrono::steady_clock;
 
 long long ms_since(Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count();
-}
-
-support::TlsFiles server_files(bool auth_clients) {
-    support::TlsFiles f;
-    f.cert = certs().server;
-    f.key = certs().server_key;
-    f.ca = certs().ca;
-    f.auth_clients = auth_clients;
-    f.client_cert = certs().client;
-    f.client_key = certs().client_key;
-    return f;
-}
-
-// A TLS-only server that does not ask for client certificates, and one that requires them.
-support::RedisServer& server() {
-    static support::RedisServer s(server_files(false));
-    return s;
-}
-support::RedisServer& mtls_server() {
-    static support::RedisServer s(server_files(true));
-    return s;
 }
 
 struct Options {

@@ -4,6 +4,7 @@
 //   server    CN=localhost, subjectAltName DNS:localhost, IP:127.0.0.1, IP:::1 (serverAuth)
 //   client    CN=resplock-test-client (clientAuth), for servers that require client certificates
 //   other_ca  an unrelated CA that signed nothing here
+// and the TLS-only redis-servers that use them.
 #ifndef RESPLOCK_TESTS_TLS_FIXTURE_HPP
 #define RESPLOCK_TESTS_TLS_FIXTURE_HPP
 
@@ -14,6 +15,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "redis_server.hpp"
 
 namespace tls_fixture {
 
@@ -69,6 +72,27 @@ struct Certs {
 inline const Certs& certs() {
     static Certs c;
     return c;
+}
+
+inline support::TlsFiles server_files(bool auth_clients) {
+    support::TlsFiles f;
+    f.cert = certs().server;
+    f.key = certs().server_key;
+    f.ca = certs().ca;
+    f.auth_clients = auth_clients;
+    f.client_cert = certs().client;
+    f.client_key = certs().client_key;
+    return f;
+}
+
+// A TLS-only server that does not ask for client certificates, and one that requires them.
+inline support::RedisServer& server() {
+    static support::RedisServer s(server_files(false));
+    return s;
+}
+inline support::RedisServer& mtls_server() {
+    static support::RedisServer s(server_files(true));
+    return s;
 }
 
 inline std::string read_file(const std::string& path) {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "process.hpp"
 #include "redis_server.hpp"
 
 #ifndef RESPLOCK_CLI
@@ -33,7 +34,6 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Env = std::vector<std::pair<std::string, std::string>>;
 
 double seconds_since(Clock::time_point start) {
     return std::chrono::duration<double>(Clock::now() - start).count();
@@ -55,123 +55,9 @@ bool wait_until(const std::function<bool()>& done, double timeout_s) {
     }
 }
 
-struct Result {
-    int code = -1;  // exit status, 128+N for signal N, -1 if it had to be killed
-    std::string out;
-    std::string err;
-    double secs = 0;
-};
-
-// One child process with stdout and stderr captured through pipes.
-class Proc {
-  public:
-    Proc() = default;
-    Proc(const Proc&) = delete;
-    Proc& operator=(const Proc&) = delete;
-    ~Proc() {
-        if (pid_ > 0) {
-            kill(pid_, SIGKILL);
-            waitpid(pid_, nullptr, 0);
-        }
-        if (out_fd_ >= 0) close(out_fd_);
-        if (err_fd_ >= 0) close(err_fd_);
-    }
-
-    // Starts argv (searched in PATH) with stdin on /dev/null, REDIS_URL unset, then `env` set.
-    bool start(const std::vector<std::string>& args, const Env& env = {}) {
-        int out[2];
-        int err[2];
-        if (pipe2(out, O_CLOEXEC) != 0) return false;
-        if (pipe2(err, O_CLOEXEC) != 0) return false;
-        std::vector<char*> argv;
-        for (const std::string& a : args)
-            argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        const pid_t parent = getpid();
-        start_ = Clock::now();
-        pid_ = fork();
-        if (pid_ < 0) return false;
-        if (pid_ == 0) {
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != parent) _exit(125);
-            const int null_fd = open("/dev/null", O_RDONLY);
-            dup2(null_fd, 0);
-            dup2(out[1], 1);
-            dup2(err[1], 2);
-            unsetenv("REDIS_URL");
-            for (const auto& kv : env)
-                setenv(kv.first.c_str(), kv.second.c_str(), 1);
-            execvp(argv[0], argv.data());
-            _exit(125);
-        }
-        close(out[1]);
-        close(err[1]);
-        out_fd_ = out[0];
-        err_fd_ = err[0];
-        return true;
-    }
-
-    pid_t pid() const { return pid_; }
-
-    // Collects output until the process exits (not until EOF: a grandchild may keep the pipes
-    // open), killing it after timeout_s.
-    Result wait(double timeout_s = 30) {
-        Result r;
-        int status = 0;
-        bool exited = false;
-        while (!exited) {
-            drain(r, 20);
-            const pid_t w = waitpid(pid_, &status, WNOHANG);
-            if (w == pid_) {
-                exited = true;
-            } else if (seconds_since(start_) > timeout_s) {
-                kill(pid_, SIGKILL);
-                waitpid(pid_, &status, 0);
-                pid_ = -1;
-                r.code = -1;
-                r.secs = seconds_since(start_);
-                drain(r, 0);
-                return r;
-            }
-        }
-        r.secs = seconds_since(start_);
-        pid_ = -1;
-        drain(r, 0);
-        r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-        return r;
-    }
-
-  private:
-    // Reads whatever is ready, waiting at most timeout_ms for the first bytes.
-    void drain(Result& r, int timeout_ms) {
-        for (;;) {
-            pollfd p[2] = {{out_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-            const int n = poll(p, 2, timeout_ms);
-            if (n <= 0) return;
-            bool got = false;
-            for (int i = 0; i < 2; ++i) {
-                if (p[i].fd < 0 || (p[i].revents & (POLLIN | POLLHUP)) == 0) continue;
-                char buf[4096];
-                const ssize_t k = read(p[i].fd, buf, sizeof buf);
-                if (k > 0) {
-                    (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(k));
-                    got = true;
-                } else {
-                    int& fd = i == 0 ? out_fd_ : err_fd_;
-                    close(fd);
-                    fd = -1;
-                }
-            }
-            if (!got) return;
-            timeout_ms = 0;
-        }
-    }
-
-    pid_t pid_ = -1;
-    int out_fd_ = -1;
-    int err_fd_ = -1;
-    Clock::time_point start_;
-};
+using support::Env;
+using support::Result;
+using Proc = support::Process;
 
 std::vector<std::string> with_cli(std::vector<std::string> args) {
     args.insert(args.begin(), RESPLOCK_CLI);
@@ -180,9 +66,7 @@ std::vector<std::string> with_cli(std::vector<std::string> args) {
 
 // Runs resplock with `args` and waits for it.
 Result cli(const std::vector<std::string>& args, const Env& env = {}, double timeout_s = 30) {
-    Proc p;
-    if (!p.start(with_cli(args), env)) return {};
-    return p.wait(timeout_s);
+    return support::run(with_cli(args), env, timeout_s);
 }
 
 // One server for the tests that need nothing special; each test uses its own keys.

@@ -3,15 +3,8 @@
 // through find_package(resplock) and once through pkg-config, each run against a real
 // redis-server.
 // The prefix is removed at the end, pass or fail.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +14,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "process.hpp"
 #include "redis_server.hpp"
 
 #if !defined(RESPLOCK_CMAKE) || !defined(RESPLOCK_BINARY_DIR) || !defined(RESPLOCK_SOURCE_DIR) || \
@@ -34,69 +28,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using support::Result;
 
-struct Result {
-    int code = -1;    // exit status; -1 if it could not start or had to be killed
-    std::string out;  // stdout and stderr, interleaved
-};
-
-// Runs argv (searched in PATH) with `env` added, collecting its output; kills it after timeout_s
-// so a hung tool fails the test instead of stalling it.
-Result run(const std::vector<std::string>& args,
-           const std::vector<std::pair<std::string, std::string>>& env = {},
-           double timeout_s = 180) {
-    Result r;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) return r;
-    std::vector<char*> argv;
-    for (const std::string& a : args)
-        argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid < 0) return r;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(125);
-        const int null_fd = open("/dev/null", O_RDONLY);
-        dup2(null_fd, 0);
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        for (const auto& kv : env)
-            setenv(kv.first.c_str(), kv.second.c_str(), 1);
-        execvp(argv[0], argv.data());
-        _exit(125);
-    }
-    close(fds[1]);
-    const auto give_up = Clock::now() + std::chrono::duration<double>(timeout_s);
-    char buf[4096];
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
-        if (left <= 0) {
-            kill(pid, SIGKILL);
-            r.out += "\n[killed after timeout]\n";
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        const int n = poll(&p, 1, static_cast<int>(left));
-        if (n <= 0) continue;
-        const ssize_t got = read(fds[0], buf, sizeof buf);
-        if (got <= 0) break;
-        r.out.append(buf, static_cast<std::size_t>(got));
-    }
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (Clock::now() < give_up) r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+// Configures and builds take their time on a loaded machine.
+Result run(const std::vector<std::string>& args, const support::Env& env = {}) {
+    return support::run(args, env, 180);
 }
 
 // Prints a failed command's output so the CTest log shows why.
 bool ok(const Result& r, const char* what) {
     if (r.code == 0) return true;
-    std::printf("    %s failed (exit %d):\n%s\n", what, r.code, r.out.c_str());
+    std::printf("    %s failed (exit %d):\n%s%s\n", what, r.code, r.out.c_str(), r.err.c_str());
     return false;
 }
 

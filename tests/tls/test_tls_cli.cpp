@@ -1,20 +1,14 @@
 // The resplock command over rediss:// against a real TLS-only redis-server: the lock round trip,
 // REDIS_URL, mutual TLS, refusals with one clear line and the documented exit codes, the
 // insecure flag's warning, and a build without TLS refusing rediss://.
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "check.hpp"
+#include "process.hpp"
 #include "redis_server.hpp"
 #include "tls_fixture.hpp"
 
@@ -31,73 +25,9 @@ using tls_fixture::server;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-using Env = std::vector<std::pair<std::string, std::string>>;
-
-struct Result {
-    int code = -1;  // exit status; -1 if it had to be killed
-    std::string out, err;
-    double secs = 0;
-};
-
-// Runs argv with REDIS_URL unset then `env` set, capturing stdout and stderr; kills it after
-// timeout_s.
-Result run(std::vector<std::string> args, const Env& env = {}, double timeout_s = 20) {
-    Result r;
-    int out[2], err[2];
-    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) return r;
-    std::vector<char*> argv;
-    for (std::string& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const auto start = Clock::now();
-    const pid_t parent = getpid();
-    const pid_t pid = fork();
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(125);
-        const int null_fd = open("/dev/null", O_RDONLY);
-        dup2(null_fd, 0);
-        dup2(out[1], 1);
-        dup2(err[1], 2);
-        unsetenv("REDIS_URL");
-        for (const auto& kv : env)
-            setenv(kv.first.c_str(), kv.second.c_str(), 1);
-        execv(argv[0], argv.data());
-        _exit(125);
-    }
-    close(out[1]);
-    close(err[1]);
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-    int open_fds = 2;
-    while (open_fds > 0) {
-        const double left = timeout_s - std::chrono::duration<double>(Clock::now() - start).count();
-        if (left <= 0) {
-            kill(pid, SIGKILL);
-            break;
-        }
-        if (poll(fds, 2, static_cast<int>(left * 1000) + 1) <= 0) continue;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-            char buf[4096];
-            const ssize_t n = read(fds[i].fd, buf, sizeof buf);
-            if (n > 0) {
-                (i == 0 ? r.out : r.err).append(buf, static_cast<std::size_t>(n));
-            } else {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                --open_fds;
-            }
-        }
-    }
-    for (pollfd& p : fds)
-        if (p.fd >= 0) close(p.fd);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.secs = std::chrono::duration<double>(Clock::now() - start).count();
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+using support::Env;
+using support::Result;
+using support::run;
 
 std::vector<std::string> cli(std::vector<std::string> args) {
     args.insert(args.begin(), RESPLOCK_CLI);

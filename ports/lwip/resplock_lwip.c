@@ -48,7 +48,7 @@ static enum wait_result wait_for(int sock, short events, uint32_t deadline) {
     for (;;) {
         struct pollfd p;
         const uint32_t left = left_ms(deadline);
-        int r;
+        int r = 0;
         p.fd = sock;
         p.events = events;
         p.revents = 0;
@@ -103,7 +103,7 @@ static int32_t connect_address(const struct sockaddr* addr, socklen_t addr_len, 
 
     if (lwip_connect(sock, addr, addr_len) != 0) {
         int err = errno;
-        enum wait_result w;
+        enum wait_result w = WAIT_FAILED;
         socklen_t err_len = (socklen_t)sizeof err;
         if (err != EINPROGRESS) {
             (void)lwip_close(sock);
@@ -226,7 +226,7 @@ static int32_t lwip_port_send(void* ctx, const uint8_t* data, size_t len, uint32
 
     for (;;) {
         const ssize_t n = lwip_send(self->sock, data, len, MSG_DONTWAIT);
-        enum wait_result w;
+        enum wait_result w = WAIT_FAILED;
         if (n > 0) return (int32_t)n;
         if (n < 0) {
             const int err = errno;
@@ -249,7 +249,7 @@ static int32_t lwip_port_recv(void* ctx, uint8_t* buf, size_t len, uint32_t time
 
     for (;;) {
         const ssize_t n = lwip_recv(self->sock, buf, len, MSG_DONTWAIT);
-        enum wait_result w;
+        enum wait_result w = WAIT_FAILED;
         if (n > 0) return (int32_t)n;
         if (n == 0) return RESPLOCK_PORT_CLOSED; /* orderly shutdown by the peer */
         {

@@ -41,7 +41,7 @@ static void start_clock(resplock_mbedtls_t* ctx, uint32_t timeout_ms) {
 static int bio_send(void* p, const unsigned char* buf, size_t len) {
     resplock_mbedtls_t* ctx = (resplock_mbedtls_t*)p;
     const uint32_t left = time_left(ctx);
-    int32_t n;
+    int32_t n = 0;
     if (left == 0) return MBEDTLS_ERR_SSL_WANT_WRITE;
     if (len > (size_t)INT32_MAX) len = (size_t)INT32_MAX;
     n = ctx->inner.send(ctx->inner.ctx, buf, len, left);
@@ -54,7 +54,7 @@ static int bio_send(void* p, const unsigned char* buf, size_t len) {
 static int bio_recv_within(resplock_mbedtls_t* ctx, unsigned char* buf, size_t len,
                            uint32_t limit_ms) {
     uint32_t left = time_left(ctx);
-    int32_t n;
+    int32_t n = 0;
     if (limit_ms != 0 && limit_ms < left) left = limit_ms;
     if (left == 0) return MBEDTLS_ERR_SSL_WANT_READ;
     if (len > (size_t)INT32_MAX) len = (size_t)INT32_MAX;
@@ -93,7 +93,7 @@ static int hex_digit(char c) {
 
 /* Dotted-quad IPv4 ("192.0.2.1"), the whole string. */
 static int parse_ipv4(const char* s, unsigned char out[4]) {
-    int part;
+    int part = 0;
     for (part = 0; part < 4; ++part) {
         unsigned value = 0;
         int digits = 0;
@@ -170,8 +170,8 @@ static int parse_ipv6(const char* s, unsigned char out[16]) {
 static int cert_names_ip(const mbedtls_x509_crt* crt, const unsigned char* ip, size_t ip_len) {
     static const unsigned char san_oid[] = {0x55, 0x1d, 0x11}; /* id-ce-subjectAltName */
     unsigned char* p = crt->v3_ext.p;
-    const unsigned char* end;
-    size_t len;
+    const unsigned char* end = NULL;
+    size_t len = 0;
     if (p == NULL || crt->v3_ext.len == 0) return 0;
     end = p + crt->v3_ext.len;
     /* Step over the [3] EXPLICIT wrapper if the buffer starts with it. */
@@ -183,9 +183,9 @@ static int cert_names_ip(const mbedtls_x509_crt* crt, const unsigned char* ip, s
         return 0;
     end = p + len;
     while (p < end) {
-        const unsigned char* ext_end;
-        const unsigned char* names_end;
-        int is_san;
+        const unsigned char* ext_end = NULL;
+        const unsigned char* names_end = NULL;
+        int is_san = 0;
         if (mbedtls_asn1_get_tag(&p, end, &len, MBEDTLS_ASN1_CONSTRUCTED | MBEDTLS_ASN1_SEQUENCE) !=
             0)
             return 0;
@@ -280,7 +280,7 @@ static int32_t set_name(resplock_mbedtls_t* ctx, const char* host) {
     const int is_ip = parse_ipv4(name, ctx->verify_ip)   ? 4
                       : parse_ipv6(name, ctx->verify_ip) ? 16
                                                          : 0;
-    int r;
+    int r = 0;
     ctx->verify_ip_len = (size_t)is_ip;
 #if RESPLOCK_MBEDTLS_3
     r = mbedtls_ssl_set_hostname(&ctx->ssl, name); /* 3.x matches iPAddress entries itself */
@@ -297,8 +297,8 @@ static int32_t set_name(resplock_mbedtls_t* ctx, const char* host) {
 
 static int32_t tls_connect(void* p, const char* host, uint16_t port, uint32_t timeout_ms) {
     resplock_mbedtls_t* ctx = (resplock_mbedtls_t*)p;
-    int32_t r;
-    int err;
+    int32_t r = 0;
+    int err = 0;
     if (ctx->connected) tls_close(ctx);
     ctx->failure = RESPLOCK_MBEDTLS_FAILURE_none;
     ctx->last_error = 0;
@@ -420,7 +420,7 @@ static int parse_key(resplock_mbedtls_t* ctx, const resplock_mbedtls_config_t* c
     const unsigned char* pwd = (const unsigned char*)config->key_password;
     const size_t pwd_len = pwd != NULL ? strlen(config->key_password) : 0;
     const size_t key_len = input_len(config->key, config->key_len);
-    int err;
+    int err = 0;
 #if RESPLOCK_MBEDTLS_3
     err = mbedtls_pk_parse_key(&ctx->key, config->key, key_len, pwd, pwd_len,
                                mbedtls_ctr_drbg_random, &ctx->drbg);
@@ -436,7 +436,7 @@ static int parse_key(resplock_mbedtls_t* ctx, const resplock_mbedtls_config_t* c
 
 resplock_status_t resplock_mbedtls_init(resplock_mbedtls_t* ctx, const resplock_port_t* inner,
                                         const resplock_mbedtls_config_t* config) {
-    int err;
+    int err = 0;
     if (ctx == NULL) return RESPLOCK_STATUS_invalid_argument;
     memset(ctx, 0, sizeof *ctx);
     mbedtls_ssl_init(&ctx->ssl);
@@ -582,6 +582,7 @@ static void append_error(char* buf, size_t cap, size_t* pos, int err) {
 #if defined(MBEDTLS_ERROR_C)
     mbedtls_strerror(err, text, sizeof text);
 #endif
+    /* cppcheck-suppress knownConditionTrueFalse ; always true only without MBEDTLS_ERROR_C */
     if (text[0] == '\0') {
         /* -0xHHHH without printf: error codes are negative 16-bit values. */
         static const char digits[] = "0123456789abcdef";
@@ -613,6 +614,7 @@ size_t resplock_mbedtls_describe(const resplock_mbedtls_t* ctx, char* buf, size_
             n = mbedtls_x509_crt_verify_info(reasons, sizeof reasons, "", ctx->verify_flags);
 #endif
             append(buf, cap, &pos, "certificate verify failed: ");
+            /* cppcheck-suppress knownConditionTrueFalse ; always false with X509_REMOVE_INFO */
             if (n > 0) {
                 append(buf, cap, &pos, reasons);
             } else {

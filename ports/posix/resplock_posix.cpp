@@ -225,7 +225,7 @@ static std::int32_t posix_connect(void* ctx, const char* host, std::uint16_t por
 
     const Deadline deadline = Deadline::after(timeout_ms);
     int fd = -1;
-    sockaddr_storage addr;
+    sockaddr_storage addr{};
     socklen_t addr_len = 0;
     const std::int32_t r =
         parse_numeric(host, port, &addr, &addr_len)

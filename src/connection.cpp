@@ -71,6 +71,11 @@ Status Connection::command(const std::string_view* args, std::size_t count, resp
                            Deadline deadline) noexcept {
     request_sent_ = false;
     if (args == nullptr || count == 0) return Status::invalid_argument;
+    // Bytes waiting before a request is sent answer no request of ours (a late reply), and a
+    // server that closed the connection while it was idle shows up here too: start afresh.
+    if (connected_ && port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_), 1, 0) != 0) {
+        close();
+    }
     if (!connected_) {
         const Status s = connect(deadline);
         request_sent_ = false;

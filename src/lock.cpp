@@ -36,6 +36,11 @@ bool reply_malformed(Status s) noexcept {
     return s == Status::protocol_error || s == Status::too_large;
 }
 
+// Port clock time at which a validity of ttl_ms counted from from_ms ends (see remaining_ms).
+std::uint32_t valid_until(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept {
+    return from_ms + ttl_ms - (ttl_ms / 100 + 2);
+}
+
 bool valid_ttl(std::uint32_t ttl_ms) noexcept {
     return ttl_ms >= 1 && ttl_ms <= max_ttl_ms;
 }
@@ -50,32 +55,36 @@ std::size_t lock_buffer_min() noexcept {
     return extend_eval;
 }
 
+// key_ and token_ are read only up to key_len_ and token_len_: zeroing them would cost flash.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+// cppcheck-suppress uninitMemberVar
 Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
     if (!key.empty() && key.size() <= sizeof key_) {
         std::memcpy(key_, key.data(), key.size());
         key_len_ = key.size();
     }
 }
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
 Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     if (key_len_ == 0 || !valid_ttl(ttl_ms) || held()) return Status::invalid_argument;
     const resplock_port_t& port = conn_.port();
-    // The random bytes go to the second half of `token` and are spelled out in hex in place:
+    // The random bytes go to the second half of `fresh` and are spelled out in hex in place:
     // byte i is read before digits 2i and 2i+1 overwrite anything unread (saves stack).
-    char token[token_len];
-    auto* random = reinterpret_cast<std::uint8_t*>(token + RESPLOCK_TOKEN_BYTES);
+    char fresh[token_len];
+    auto* random = reinterpret_cast<std::uint8_t*>(fresh + RESPLOCK_TOKEN_BYTES);
     if (port.random == nullptr || port.random(port.ctx, random, RESPLOCK_TOKEN_BYTES) != 0) {
         return Status::random_failed;
     }
-    constexpr char hex[] = "0123456789abcdef";
+    static constexpr char hex[] = "0123456789abcdef";
     for (std::size_t i = 0; i < RESPLOCK_TOKEN_BYTES; ++i) {
         const std::uint8_t b = random[i];
-        token[2 * i] = hex[b >> 4];
-        token[2 * i + 1] = hex[b & 0xf];
+        fresh[2 * i] = hex[b >> 4];
+        fresh[2 * i + 1] = hex[b & 0xf];
     }
     char ttl_text[20];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
-    const std::string_view args[6] = {"SET"sv, key(),  {token, token_len},
+    const std::string_view args[6] = {"SET"sv, key(),  {fresh, token_len},
                                       "NX"sv,  "PX"sv, {ttl_text, ttl_len}};
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
@@ -91,7 +100,7 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     }
     // Held, or possibly held: keep the token so release() can act for it, but claim validity
     // only on the server's OK.
-    std::memcpy(token_, token, token_len);
+    std::memcpy(token_, fresh, token_len);
     token_len_ = token_len;
     ttl_ms_ = ttl_ms;
     valid_from_ms_ = sent_at;
@@ -100,15 +109,17 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (wait_ms > max_ttl_ms) return Status::invalid_argument;  // would wrap the deadline
     const resplock_port_t& port = conn_.port();
     const Deadline deadline = Deadline::after(port, wait_ms);
     std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
     for (;;) {
         const Status s = acquire(ttl_ms);
-        // Busy, or no connection yet (nothing was sent, so nothing can be held): retry.
+        // Busy, no connection yet, or a server that did not run the command (loading, running a
+        // script): nothing can be held, so retry.
         const bool retry = s == Status::busy || s == Status::timeout || s == Status::closed ||
                            s == Status::io_error || s == Status::connect_failed ||
-                           s == Status::loading;
+                           s == Status::loading || s == Status::server_busy;
         if (!retry || deadline.remaining(port) == 0) return s;
 
         // Jitter spreads contending waiters over [backoff/2, backoff].
@@ -125,6 +136,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
             if (ttl_left >= 0 && ttl_left < pause) pause = static_cast<std::uint32_t>(ttl_left);
         }
         const std::uint32_t left = deadline.remaining(port);
+        if (left == 0) return s;  // the PTTL used up the wait: no attempt after the deadline
         if (pause > left) pause = left;
         if (pause > 0) port.sleep_ms(port.ctx, pause);
     }
@@ -164,8 +176,9 @@ Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
             : v.integer == 0  ? Status::expired
             : v.integer == -1 ? Status::not_owner
                               : Status::protocol_error;
-    } else if (s == Status::wrong_type) {
-        s = Status::not_owner;  // another kind of value holds the key: not ours
+    } else if (s == Status::wrong_type && conn_.request_sent()) {
+        s = Status::not_owner;  // another kind of value holds the key: not ours (the reply to
+                                // our request, not to the handshake's SELECT)
     } else if (reply_lost(s) && conn_.request_sent()) {
         return Status::unknown_outcome;
     }
@@ -180,6 +193,9 @@ Status Lock::release() noexcept {
     const Status s = owner_result(
         run_script(&token_arg, 1, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms)),
         reply);
+    // Whatever the outcome, the caller stops relying on the lock; the token stays for a retry
+    // unless the release is done or the key is known lost.
+    validity_known_ = false;
     if (s == Status::ok) drop();
     return s;
 }
@@ -202,7 +218,12 @@ Status Lock::extend(std::uint32_t ttl_ms) noexcept {
     resp::Reply reply;
     const Status s =
         owner_result(run_script(extra, 2, reply, Deadline::after(port, wait_ms)), reply);
-    if (s == Status::ok) {
+    // Unconfirmed, the renewal may still have run, and a shorter TTL then ends the key before
+    // the old validity would have: keep whichever end comes first.
+    const bool maybe_ran = s == Status::unknown_outcome || reply_malformed(s);
+    if (s == Status::ok || (maybe_ran && validity_known_ &&
+                            static_cast<std::int32_t>(valid_until(sent_at, ttl_ms) -
+                                                      valid_until(valid_from_ms_, ttl_ms_)) < 0)) {
         ttl_ms_ = ttl_ms;
         valid_from_ms_ = sent_at;
         validity_known_ = true;
@@ -243,9 +264,12 @@ Status Lock::adopt(std::string_view token) noexcept {
 std::uint32_t Lock::remaining_ms() const noexcept {
     if (token_len_ == 0 || !validity_known_) return 0;
     const resplock_port_t& port = conn_.port();
-    const std::uint64_t elapsed = port.now_ms(port.ctx) - valid_from_ms_;
-    const std::uint64_t used = elapsed + ttl_ms_ / 100 + 2;
-    return used >= ttl_ms_ ? 0U : static_cast<std::uint32_t>(ttl_ms_ - used);
+    const std::uint32_t elapsed = port.now_ms(port.ctx) - valid_from_ms_;
+    // ttl - drift, negative for a TTL below the drift allowance.
+    const auto usable = static_cast<std::int32_t>(valid_until(0, ttl_ms_));
+    return usable <= 0 || elapsed >= static_cast<std::uint32_t>(usable)
+               ? 0U
+               : static_cast<std::uint32_t>(usable) - elapsed;
 }
 
 void Lock::drop() noexcept {

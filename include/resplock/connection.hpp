@@ -49,7 +49,9 @@ class Connection {
     Connection& operator=(const Connection&) = delete;
 
     // Sends one command (an array of bulk strings) and reads its reply, connecting first if
-    // needed, all before `deadline`. The reply's views stay valid until the next call.
+    // needed, all before `deadline`. The reply's views stay valid until the next call. An open
+    // connection is first checked without waiting: if the server closed it while it was idle,
+    // or bytes that answer no request are waiting, it is replaced by a new one.
     // Returns:
     //   ok: a reply that is not an error;
     //   server_error, auth_required, auth_failed, no_permission, no_script, read_only, loading,
@@ -57,8 +59,9 @@ class Connection {
     //   timeout, closed, io_error, protocol_error (malformed reply, or bytes after it), too_large
     //   (reply larger than the buffer): the connection is closed and the next call reconnects;
     //   request_sent() tells whether the server may have received the command;
-    //   no_host, connect_failed, and the handshake's failures (timeout, server_error from
-    //   SELECT, auth_failed for any error reply to AUTH but LOADING): the command was not sent;
+    //   no_host, connect_failed, and the handshake's failures (timeout, an error reply to SELECT
+    //   classified as above, auth_failed for any error reply to AUTH but LOADING): the command
+    //   was not sent, and request_sent() is false;
     //   too_large with request_sent() false: the request does not fit the buffer (not sent);
     //   invalid_argument: no argument given.
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply,

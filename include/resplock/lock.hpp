@@ -24,7 +24,7 @@ struct LockInfo {
 // Largest TTL accepted (2^31 - 1 ms, about 24.8 days): keeps every clock span wrap-safe.
 inline constexpr std::uint32_t max_ttl_ms = 0x7fffffffU;
 // Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
-inline constexpr std::size_t token_len = 2 * RESPLOCK_TOKEN_BYTES;
+inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
 // Longest token adopt() accepts.
 inline constexpr std::size_t max_token_len = 40;
 // Smallest connection buffer that fits every request a Lock sends with a key of
@@ -51,16 +51,18 @@ class Lock {
     // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
     // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
-    // was sent are retried within the wait; the last one is returned when it runs out.
-    // Returns acquire()'s statuses; busy when the wait ran out with the lock still held.
+    // was sent, and loading / server_busy replies (the server did not run the SET), are retried
+    // within the wait; the last one is returned when it runs out.
+    // Returns acquire()'s statuses; busy when the wait ran out with the lock still held;
+    // invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked delete. Returns ok (released), not_owner (another token or a key of another
     // type holds it), expired (the key was gone), invalid_argument (no token), unknown_outcome
     // (reply lost), protocol_error / too_large (reply malformed), or connection/error-reply
     // statuses. The token is forgotten on ok, not_owner and expired, and kept otherwise so the
-    // release can be retried. Sent even when local validity has run out, since the key may still
-    // carry this token.
+    // release can be retried; after any release remaining_ms() is 0. Sent even when local
+    // validity has run out, since the key may still carry this token.
     Status release() noexcept;
 
     // Owner-checked PEXPIRE to ttl_ms. Returns ok (local validity restarts from this request),
@@ -68,7 +70,9 @@ class Lock {
     // request is sent), invalid_argument, unknown_outcome, protocol_error, too_large, or
     // connection/error-reply statuses. Waits for the reply no longer than the connection's
     // timeout nor the local validity left: a renewal confirmed too late would be of no use, so
-    // it then returns timeout or unknown_outcome and remaining_ms() is 0.
+    // it then returns timeout or unknown_outcome and remaining_ms() is 0. After unknown_outcome,
+    // protocol_error or too_large the renewal may or may not have run: validity then ends at
+    // the earlier of the old and the new one.
     Status extend(std::uint32_t ttl_ms) noexcept;
 
     // Who holds the key, and its PTTL, atomically in one round trip. Returns ok,

@@ -38,7 +38,9 @@ typedef struct resplock_port {
 
     /* Receive up to len bytes (len >= 1). Returns the number of bytes stored (1..len), 0 if none
      * arrived within timeout_ms, or RESPLOCK_PORT_CLOSED (orderly close by the peer) /
-     * RESPLOCK_PORT_ERROR. Returns as soon as any byte is available. */
+     * RESPLOCK_PORT_ERROR. Returns as soon as any byte is available. With timeout_ms 0 it must
+     * not wait: the library calls it so before each request, to notice a connection the server
+     * closed while it was idle, or bytes that answer no request. */
     int32_t (*recv)(void* ctx, uint8_t* buf, size_t len, uint32_t timeout_ms);
 
     /* Close the connection if one is open. Never fails, never blocks; safe to call twice. */

@@ -112,16 +112,19 @@ resplock_status_t resplock_lock_init(resplock_lock_t* lock, resplock_conn_t* con
 resplock_status_t resplock_lock_acquire(resplock_lock_t* lock, uint32_t ttl_ms);
 
 /* Attempts until held or wait_ms has passed (jittered backoff, never sleeping past the holder's
- * TTL). wait_ms 0 is one attempt. Returns acquire's statuses; busy when the wait ran out. */
+ * TTL). wait_ms 0 is one attempt. Returns acquire's statuses; busy when the wait ran out;
+ * invalid_argument when wait_ms exceeds RESPLOCK_MAX_TTL_MS. */
 resplock_status_t resplock_lock_try_acquire(resplock_lock_t* lock, uint32_t ttl_ms,
                                             uint32_t wait_ms);
 
 /* Deletes the key if it still holds this lock's token. ok: released. not_owner: someone else
- * holds it. expired: it was gone. unknown_outcome: reply lost (call again). */
+ * holds it. expired: it was gone. unknown_outcome: reply lost (call again). Afterwards
+ * remaining_ms() is 0 whatever the outcome. */
 resplock_status_t resplock_lock_release(resplock_lock_t* lock);
 
 /* Sets the key's TTL to ttl_ms if it still holds this lock's token. ok: validity restarts now.
- * not_owner / expired: the lock is lost. Never waits past the validity left. */
+ * not_owner / expired: the lock is lost. Never waits past the validity left. unknown_outcome:
+ * the validity left is the shorter of the old and the new one. */
 resplock_status_t resplock_lock_extend(resplock_lock_t* lock, uint32_t ttl_ms);
 
 /* Who holds the key, and its PTTL, in one round trip. */

@@ -19,7 +19,7 @@ resplock_port_t MockPort::port() noexcept {
     return {this, do_connect, do_send, do_recv, do_close, do_now, do_sleep, do_random};
 }
 
-MockPort& MockPort::add(Step step) noexcept {
+MockPort& MockPort::add(const Step& step) noexcept {
     if (count_ == max_steps) {
         mismatch_ = "script longer than MockPort::max_steps";
         return *this;
@@ -60,9 +60,19 @@ MockPort::Step* MockPort::current(Kind kind, const char* unexpected) noexcept {
     return nullptr;
 }
 
+void MockPort::top_up(Call call) noexcept {
+    if (refill_ == nullptr || mismatch_ != nullptr || next_ != count_) return;
+    next_ = count_ = 0;
+    refill_(refill_user_, *this, call);
+}
+
 std::int32_t MockPort::do_connect(void* ctx, const char*, std::uint16_t, std::uint32_t timeout_ms) {
     MockPort& m = self(ctx);
     ++m.connects;
+    if (m.refill_ != nullptr && m.next_ < m.count_ && m.steps_[m.next_].kind != Kind::connect) {
+        m.next_ = m.count_;
+    }
+    m.top_up(Call::connect);
     Step* s = m.current(Kind::connect, "unexpected connect");
     if (s == nullptr) return RESPLOCK_PORT_ERROR;
     ++m.next_;
@@ -78,10 +88,15 @@ std::int32_t MockPort::do_send(void* ctx, const std::uint8_t* data, std::size_t 
         if (m.mismatch_ == nullptr) m.mismatch_ = "send on a closed connection";
         return RESPLOCK_PORT_ERROR;
     }
+    m.top_up(Call::send);
     if (m.next_ < m.count_ && m.steps_[m.next_].kind == Kind::send_fail) {
         const std::int32_t code = m.steps_[m.next_++].code;
         if (code == 0) m.advance(timeout_ms);
         return code;
+    }
+    if (m.accept_any_send) {
+        if (m.mismatch_ != nullptr) return RESPLOCK_PORT_ERROR;
+        return static_cast<std::int32_t>(len);
     }
     Step* s = m.current(Kind::expect, "unexpected send");
     if (s == nullptr) return RESPLOCK_PORT_ERROR;
@@ -94,7 +109,7 @@ std::int32_t MockPort::do_send(void* ctx, const std::uint8_t* data, std::size_t 
     s->done += n;
     if (s->done == s->bytes.size()) ++m.next_;
     // Bytes beyond the expected step must match the following expect step, if any.
-    if (n < len) {
+    if (left < len) {
         const std::int32_t more = do_send(ctx, data + n, len - n, timeout_ms);
         return more < 0 ? more : static_cast<std::int32_t>(n) + more;
     }
@@ -108,13 +123,21 @@ std::int32_t MockPort::do_recv(void* ctx, std::uint8_t* buf, std::size_t len,
         if (m.mismatch_ == nullptr) m.mismatch_ = "recv on a closed connection";
         return RESPLOCK_PORT_ERROR;
     }
-    while (m.next_ < m.count_ && m.steps_[m.next_].kind == Kind::delay) {
+    // A look without waiting (before a request is sent) finds nothing unless the script has the
+    // server send something first.
+    if (timeout_ms == 0 && (m.next_ == m.count_ || m.steps_[m.next_].kind == Kind::expect)) {
+        return 0;
+    }
+    for (;;) {
+        m.top_up(Call::recv);
+        if (m.next_ == m.count_ || m.steps_[m.next_].kind != Kind::delay) break;
         const auto ms = static_cast<std::uint32_t>(m.steps_[m.next_++].code);
         if (ms >= timeout_ms) {
             m.advance(timeout_ms);
             return 0;
         }
         m.advance(ms);
+        timeout_ms -= ms;  // what follows in this call has only the rest of its timeout
     }
     if (m.mismatch_ != nullptr || m.next_ == m.count_) {
         if (m.mismatch_ == nullptr) m.mismatch_ = "unexpected recv";
@@ -176,6 +199,7 @@ std::int32_t MockPort::do_random(void* ctx, std::uint8_t* buf, std::size_t len) 
 
 // The C interface: one shared instance, rebuilt in place by resplock_mock_reset().
 namespace {
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables)
 resplock::mock::MockPort shared_mock;
 
 resplock::mock::MockPort& from_c(resplock_mock_t* m) {

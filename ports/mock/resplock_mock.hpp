@@ -21,6 +21,7 @@ class MockPort {
     MockPort() noexcept;
     MockPort(const MockPort&) = delete;
     MockPort& operator=(const MockPort&) = delete;
+    ~MockPort() = default;
 
     // The port whose functions act on this mock.
     resplock_port_t port() noexcept;
@@ -43,6 +44,18 @@ class MockPort {
     // send returns `result` (0: the clock advances by the timeout; or a negative code).
     MockPort& send_fail(std::int32_t result) noexcept;
 
+    // Which call found the script empty (see on_empty).
+    enum class Call : std::uint8_t { connect, send, recv };
+    using Refill = void (*)(void* user, MockPort& mock, Call call);
+    // An open-ended script, e.g. one driven by fuzz input: when a connect, send or recv finds no
+    // step left, the consumed steps are dropped and `refill` may add more (adding none makes the
+    // call unexpected, as usual). A connect also drops what is left of the previous connection's
+    // steps, since a new connection starts with nothing in flight.
+    void on_empty(Refill refill, void* user) noexcept {
+        refill_ = refill;
+        refill_user_ = user;
+    }
+
     // True when every step was consumed and nothing unexpected happened.
     bool done() const noexcept { return mismatch_ == nullptr && next_ == count_; }
     // The first unexpected call, or null.
@@ -50,6 +63,8 @@ class MockPort {
     // Steps left, including a partly consumed one.
     std::size_t steps_left() const noexcept { return count_ - next_; }
 
+    // Public knobs and counters: tests set and read them directly.
+    // NOLINTBEGIN(cppcoreguidelines-non-private-member-variables-in-classes)
     // Fake monotonic clock: starts near the 32-bit wrap so wrap-around is always exercised.
     std::uint32_t now_ms = 0xFFFFF000U;
     void advance(std::uint32_t ms) noexcept { now_ms += ms; }
@@ -60,12 +75,17 @@ class MockPort {
     std::uint8_t random_next = 0;
     std::uint8_t random_step = 1;
 
+    // When set, send accepts whatever the client sends without an expect step (send_fail steps
+    // still apply): for scripts whose replies do not depend on the requests.
+    bool accept_any_send = false;
+
     // Counters for assertions.
     std::uint32_t connects = 0;
     std::uint32_t closes = 0;
     std::uint32_t slept_ms = 0;
     std::uint32_t sleeps = 0;
     bool is_open = false;
+    // NOLINTEND(cppcoreguidelines-non-private-member-variables-in-classes)
 
   private:
     enum class Kind : std::uint8_t {
@@ -86,8 +106,9 @@ class MockPort {
         std::size_t done;  // bytes of `bytes` already matched or delivered
     };
 
-    MockPort& add(Step step) noexcept;
+    MockPort& add(const Step& step) noexcept;
     Step* current(Kind kind, const char* unexpected) noexcept;
+    void top_up(Call call) noexcept;
 
     static std::int32_t do_connect(void* ctx, const char* host, std::uint16_t port,
                                    std::uint32_t timeout_ms);
@@ -104,6 +125,8 @@ class MockPort {
     std::size_t count_ = 0;
     std::size_t next_ = 0;
     const char* mismatch_ = nullptr;
+    Refill refill_ = nullptr;
+    void* refill_user_ = nullptr;
 };
 
 }  // namespace resplock::mock

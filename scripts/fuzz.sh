@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz: the RESP parser, and the lock and connection over the
+# mock port) with clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for
+# SECONDS (default 60), one after the other, on a scratch copy of the committed seed corpus.
+#
+#   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
+#   scripts/fuzz.sh 3600                    a long run: an hour per target
+#   FUZZ_TARGETS=fuzz_lock scripts/fuzz.sh 600    one target only
+#   FUZZ_BUILD=/tmp/fuzz scripts/fuzz.sh    another build folder (default build/fuzz)
+#
+# A crash, hang (over 5 s on one input), leak or broken invariant makes the script exit 1 and
+# print where the input was saved (build/fuzz/artifacts/<target>/). Reproduce it with
+#   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>/crash-...
+# (with RESPLOCK_FUZZ_TRACE=1, fuzz_lock prints each operation's status), and once fixed, keep
+# it as a regression seed in tests/fuzz/corpus/resp/ or tests/fuzz/corpus/lock/.
+#
+# This script never changes the committed corpus. What a run found stays in
+# build/fuzz/corpus/<target>/ until the next run; to add it, minimised, do so deliberately:
+#   build/fuzz/tests/fuzz/fuzz_resp -merge=1 tests/fuzz/corpus/resp build/fuzz/corpus/fuzz_resp
+#   build/fuzz/tests/fuzz/fuzz_lock -merge=1 tests/fuzz/corpus/lock build/fuzz/corpus/fuzz_lock
+# then review the new files (the corpus should stay a few dozen tiny files).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${1:-60}
+if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: $0 [SECONDS]   (seconds per target, default 60)" >&2
+    exit 64
+fi
+targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock}
+build=${FUZZ_BUILD:-build/fuzz}
+
+for tool in clang clang++ cmake; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "fuzz.sh: $tool not found (Debian: apt-get install clang cmake)" >&2
+        exit 1
+    fi
+done
+mkdir -p "$build"
+# libFuzzer's runtime ships separately from the compiler on Debian: check that it links.
+major=$(clang++ -dumpversion | cut -d. -f1)
+probe_src="$build/probe.cpp"
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+    >"$probe_src"
+if ! clang++ -fsanitize=fuzzer,address,undefined "$probe_src" -o "$build/probe" 2>"$build/probe.log"
+then
+    cat "$build/probe.log" >&2
+    echo "fuzz.sh: clang $major cannot link libFuzzer; install its runtime:" \
+        "apt-get install libclang-rt-$major-dev" >&2
+    exit 1
+fi
+
+cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRESPLOCK_FUZZ=ON >"$build/configure.log" ||
+    { cat "$build/configure.log" >&2; exit 1; }
+# shellcheck disable=SC2086
+cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target $targets
+
+failed=0
+summary=()
+for t in $targets; do
+    seeds=tests/fuzz/corpus/${t#fuzz_}
+    corpus=$build/corpus/$t
+    artifacts=$build/artifacts/$t
+    log=$build/$t.log
+    rm -rf "$corpus" "$artifacts"
+    mkdir -p "$corpus" "$artifacts"
+    cp "$seeds"/* "$corpus"/
+    echo "=== $t: ${seconds} s on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
+    status=0
+    # One process per target (no -jobs): stays within two cores next to other work. The outer
+    # timeout only guards against libFuzzer itself wedging.
+    timeout $((seconds + 300)) "$build/tests/fuzz/$t" -max_total_time="$seconds" -timeout=5 \
+        -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/resp.dict \
+        -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1 || status=$?
+    last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
+    found=$(find "$corpus" -type f | wc -l)
+    if [ "$status" -ne 0 ]; then
+        failed=1
+        tail -n 40 "$log"
+        echo "FAILED: $t exited with $status; input(s) saved:"
+        find "$artifacts" -type f -printf '  %p\n'
+        summary+=("$t: FAILED (exit $status)")
+    else
+        summary+=("$t: ${execs:-?} runs, ${rate:-?} exec/s, corpus $found files; $last")
+    fi
+done
+echo "=== fuzz summary (${seconds} s per target)"
+printf '%s\n' "${summary[@]}"
+exit "$failed"

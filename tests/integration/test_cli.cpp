@@ -592,8 +592,10 @@ TEST(broken_server_replies) {
         {"-ERR boom goes the server\r\n", 76, "boom goes the server", 76, "boom goes the server"},
         {"-NOPERM this user has no permissions\r\n", 77, "NOPERM", 77, "NOPERM"},
         {"-LOADING Redis is loading the dataset in memory\r\n", 69, "LOADING", 69, "LOADING"},
-        {"-READONLY You can't write against a read only replica.\r\n", 76, "READONLY", 76,
+        {"-READONLY You can't write against a read only replica.\r\n", 69, "READONLY", 69,
          "READONLY"},
+        {"-BUSY Redis is busy running a script.\r\n", 69, "BUSY", 69, "BUSY"},
+        {"-OOM command not allowed when used memory > 'maxmemory'.\r\n", 69, "OOM", 69, "OOM"},
         {"-ERR " + std::string(400, 'e') + "\r\n", 76, "eeee", 76, "eeee"},
         {":1\r\n", 76, "protocol error", 76, "protocol error"},
     };

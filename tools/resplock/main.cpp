@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
@@ -53,7 +54,7 @@ constexpr std::uint32_t stop_grace_ms = 2000;  // SIGTERM to SIGKILL when the lo
 constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
 
 // The connection buffer: holds one request, then its reply.
-char io_buffer[512];
+char io_buffer[512];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
 
 // ---------------------------------------------------------------------------------------------
 // Messages
@@ -71,11 +72,11 @@ __attribute__((format(printf, 1, 2))) void report(const char* format, ...) {
         const auto c = static_cast<unsigned char>(*p);
         if (c < 0x20 || c == 0x7f) *p = '?';
     }
-    std::fprintf(stderr, "resplock: %s\n", line);
+    (void)std::fprintf(stderr, "resplock: %s\n", line);
 }
 
 void usage(std::FILE* out) {
-    std::fputs(
+    (void)std::fputs(
         "Usage: resplock [OPTIONS] COMMAND ...\n"
         "\n"
         "A lock shared by every host that reaches one Redis server, for shell scripts and cron\n"
@@ -132,7 +133,8 @@ void usage(std::FILE* out) {
         "    0  done (status: the lock is held)\n"
         "    1  release/extend: TOKEN does not own KEY (expired or taken); status: free\n"
         "   64  usage error (unknown option, missing or extra argument, bad number, bad key)\n"
-        "   69  server unreachable, connection lost or timed out\n"
+        "   69  server unreachable, connection lost or timed out, or unable to serve\n"
+        "       the lock now (loading, running a script, out of memory, read-only replica)\n"
         "   70  run: the lock was lost while COMMAND ran; COMMAND was stopped\n"
         "   75  the lock is busy: not acquired within --wait\n"
         "   76  protocol error or unexpected reply from the server\n"
@@ -234,14 +236,24 @@ void mask_url(const char* url, char* out, std::size_t cap) {
     start = start == std::string_view::npos ? 0 : start + 3;
     const std::size_t at = u.rfind('@');
     if (at == std::string_view::npos || at < start) {
-        std::snprintf(out, cap, "%.300s", url);
+        (void)std::snprintf(out, cap, "%.300s", url);
         return;
     }
     const std::size_t colon = u.substr(start, at - start).find(':');
     const std::size_t keep = colon == std::string_view::npos ? start : start + colon + 1;
-    std::snprintf(out, cap, "%.*s***%.200s", static_cast<int>(keep < 100 ? keep : 100), url,
-                  url + at);
+    (void)std::snprintf(out, cap, "%.*s***%.200s", static_cast<int>(keep < 100 ? keep : 100), url,
+                        url + at);
 }
+
+// `text` as a usage error may show it: a URL typed in the wrong place keeps its password hidden.
+struct Shown {
+    char text[64]{};
+    explicit Shown(const char* t) {
+        char masked[400];
+        mask_url(t, masked, sizeof masked);
+        (void)std::snprintf(text, sizeof text, "%.40s", masked);
+    }
+};
 
 enum class UrlResult { ok, bad };
 
@@ -305,21 +317,24 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
         host = u.substr(0, end);
         u.remove_prefix(end == std::string_view::npos ? u.size() : end);
     }
-    if (!host.empty()) {
-        if (host.size() > max_host_len) {
-            *why = "host name too long";
-            return UrlResult::bad;
-        }
-        for (char c : host) {
-            if (static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == '@' ||
-                (!ep.ipv6 && c == ':')) {
-                *why = "bad character in the host name";
-                return UrlResult::bad;
-            }
-        }
-        std::memcpy(ep.host, host.data(), host.size());
-        ep.host[host.size()] = '\0';
+    if (host.empty()) {
+        *why = "missing host (e.g. redis://127.0.0.1:6379)";
+        return UrlResult::bad;
     }
+    if (host.size() > max_host_len) {
+        *why = "host name too long";
+        return UrlResult::bad;
+    }
+    const bool bad_char = std::any_of(host.begin(), host.end(), [&ep](char c) {
+        return static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == '@' ||
+               (!ep.ipv6 && c == ':');
+    });
+    if (bad_char) {
+        *why = "bad character in the host name";
+        return UrlResult::bad;
+    }
+    std::memcpy(ep.host, host.data(), host.size());
+    ep.host[host.size()] = '\0';
     if (!u.empty() && u[0] == ':') {
         u.remove_prefix(1);
         const std::size_t end = u.find('/');
@@ -356,7 +371,7 @@ bool read_password_file(const char* path, Endpoint& ep) {
     char line[max_password_len + 3];
     const bool got = std::fgets(line, sizeof line, f) != nullptr;
     const bool failed = std::ferror(f) != 0;
-    std::fclose(f);
+    (void)std::fclose(f);
     if (failed) {
         report("cannot read password file %s: read error", path);
         return false;
@@ -445,8 +460,8 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         return true;
     }
     if (!parse_number(value, lo, max_ms, *number)) {
-        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%.40s'",
-               static_cast<int>(name.size()), name.data(), lo, max_ms, value);
+        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%s'",
+               static_cast<int>(name.size()), name.data(), lo, max_ms, Shown(value).text);
         return false;
     }
     return true;
@@ -465,7 +480,7 @@ bool add_operand(Options& o, int argc, char** argv, int& i) {
         o.command = command_from(arg);
         o.command_name = arg;
         if (o.command == Command::none) {
-            report("unknown command '%.40s' (try 'resplock --help')", arg);
+            report("unknown command '%s' (try 'resplock --help')", Shown(arg).text);
             return false;
         }
         return true;
@@ -514,7 +529,7 @@ int parse_args(int argc, char** argv, Options& o) {
         } else if (arg[1] == 'h' && arg[2] == '\0') {
             name = "help";
         } else {
-            report("unknown option '%.40s' (try 'resplock --help')", arg);
+            report("unknown option '%s' (try 'resplock --help')", Shown(arg).text);
             return exit_usage;
         }
         if (name == "help" || name == "version") {
@@ -525,7 +540,7 @@ int parse_args(int argc, char** argv, Options& o) {
             if (name == "help") {
                 usage(stdout);
             } else {
-                std::fputs(version_text, stdout);
+                (void)std::fputs(version_text, stdout);
             }
             return std::fflush(stdout) == 0 ? exit_ok : exit_io;
         }
@@ -538,7 +553,7 @@ int parse_args(int argc, char** argv, Options& o) {
             continue;
         }
         if (!takes_value(name)) {
-            report("unknown option '%.40s' (try 'resplock --help')", arg);
+            report("unknown option '%s' (try 'resplock --help')", Shown(arg).text);
             return exit_usage;
         }
         if (value == nullptr) {
@@ -611,7 +626,11 @@ int exit_code(Status s) {
         case Status::closed:
         case Status::io_error:
         case Status::unknown_outcome:
-        case Status::loading:        // the server is not ready yet
+        // A server that cannot serve the lock now, though it answered: retrying later may work.
+        case Status::loading:
+        case Status::server_busy:
+        case Status::out_of_memory:
+        case Status::read_only:
         case Status::random_failed:  // cannot happen with getrandom(); nothing was sent
             return exit_unavailable;
         case Status::auth_required:
@@ -623,9 +642,6 @@ int exit_code(Status s) {
         case Status::too_large:
         case Status::server_error:
         case Status::no_script:
-        case Status::read_only:
-        case Status::server_busy:
-        case Status::out_of_memory:
         case Status::wrong_type:
             return exit_protocol;
     }
@@ -644,9 +660,18 @@ struct Target {
 #endif
 };
 
+// Redis 7.0 answers a command that the lock's script calls but the user's ACL lacks with a plain
+// "ERR The user executing the script can't run this command ...": a permission problem.
+bool refused_in_script(Status s, const Target& t) {
+    return s == Status::server_error && t.conn != nullptr &&
+           t.conn->error_text().find("The user executing the script can't run") !=
+               std::string_view::npos;
+}
+
 // The exit code of a failed call: a server certificate that failed verification is refused
 // authentication (77), not a server that is merely unavailable.
 int exit_for(Status s, const Target& t) {
+    if (refused_in_script(s, t)) return exit_denied;
 #ifdef RESPLOCK_CLI_TLS
     if (t.tls != nullptr && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_verify &&
         (s == Status::io_error || s == Status::unknown_outcome)) {
@@ -668,7 +693,7 @@ bool describe_tls(Status s, const Target& t, char* out, std::size_t cap) {
     // A server that requires a client certificate ends the handshake when it gets none.
     const bool hint =
         !t.client_cert && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_handshake;
-    std::snprintf(
+    (void)std::snprintf(
         out, cap, "%s (TLS with %s)%s", text, t.where,
         hint ? "; if the server requires a client certificate, give --cert and --key" : "");
     return true;
@@ -703,8 +728,8 @@ bool is_error_reply(Status s) {
 void server_text(const resplock::Connection& conn, char* out, std::size_t cap) {
     const std::string_view text = conn.error_text();
     const bool cut = text.size() > server_text_max;
-    std::snprintf(out, cap, "%.*s%s", static_cast<int>(cut ? server_text_max : text.size()),
-                  text.data(), cut ? "..." : "");
+    (void)std::snprintf(out, cap, "%.*s%s", static_cast<int>(cut ? server_text_max : text.size()),
+                        text.data(), cut ? "..." : "");
 }
 
 // Why a call failed, in words, for "resplock: <what>: <why>".
@@ -712,43 +737,45 @@ void describe(Status s, const Target& t, char* out, std::size_t cap) {
     if (describe_tls(s, t, out, cap)) return;
     switch (s) {
         case Status::timeout:
-            std::snprintf(out, cap, "timed out after %u ms talking to %s", t.timeout_ms, t.where);
+            (void)std::snprintf(out, cap, "timed out after %u ms talking to %s", t.timeout_ms,
+                                t.where);
             return;
         case Status::no_host:
-            std::snprintf(out, cap, "cannot resolve host name %s", t.host);
+            (void)std::snprintf(out, cap, "cannot resolve host name %s", t.host);
             return;
         case Status::connect_failed:
-            std::snprintf(out, cap, "cannot connect to %s: connection refused or unreachable",
-                          t.where);
+            (void)std::snprintf(out, cap, "cannot connect to %s: connection refused or unreachable",
+                                t.where);
             return;
         case Status::closed:
-            std::snprintf(out, cap, "connection closed by the server at %s", t.where);
+            (void)std::snprintf(out, cap, "connection closed by the server at %s", t.where);
             return;
         case Status::io_error:
-            std::snprintf(out, cap, "transport error talking to %s", t.where);
+            (void)std::snprintf(out, cap, "transport error talking to %s", t.where);
             return;
         case Status::unknown_outcome:
-            std::snprintf(out, cap,
-                          "request sent to %s but its reply was lost (timed out after %u ms "
-                          "or connection lost): outcome unknown",
-                          t.where, t.timeout_ms);
+            (void)std::snprintf(out, cap,
+                                "request sent to %s but its reply was lost (timed out after %u ms "
+                                "or connection lost): outcome unknown",
+                                t.where, t.timeout_ms);
             return;
         case Status::incomplete:
         case Status::protocol_error:
-            std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
-                          t.where);
+            (void)std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
+                                t.where);
             return;
         case Status::too_large:
-            std::snprintf(out, cap,
-                          "protocol error: reply from %s exceeds the %zu-byte buffer or a "
-                          "parser limit",
-                          t.where, sizeof io_buffer);
+            (void)std::snprintf(out, cap,
+                                "protocol error: reply from %s exceeds the %zu-byte buffer or a "
+                                "parser limit",
+                                t.where, sizeof io_buffer);
             return;
         case Status::random_failed:
-            std::snprintf(out, cap, "cannot make a lock token: the system's random source failed");
+            (void)std::snprintf(out, cap,
+                                "cannot make a lock token: the system's random source failed");
             return;
         case Status::invalid_argument:
-            std::snprintf(out, cap, "invalid argument (key, token or TTL refused)");
+            (void)std::snprintf(out, cap, "invalid argument (key, token or TTL refused)");
             return;
         default:
             break;
@@ -756,11 +783,12 @@ void describe(Status s, const Target& t, char* out, std::size_t cap) {
     if (is_error_reply(s)) {
         char text[server_text_max + 8];
         server_text(*t.conn, text, sizeof text);
-        std::snprintf(out, cap, "%s from %s%s%s", resplock::to_string(s), t.where,
-                      text[0] != '\0' ? ": " : "", text);
+        const Status shown = refused_in_script(s, t) ? Status::no_permission : s;
+        (void)std::snprintf(out, cap, "%s from %s%s%s", resplock::to_string(shown), t.where,
+                            text[0] != '\0' ? ": " : "", text);
         return;
     }
-    std::snprintf(out, cap, "%s", resplock::to_string(s));
+    (void)std::snprintf(out, cap, "%s", resplock::to_string(s));
 }
 
 // Reports a failed call as "resplock: <command> <key>: <why>" and returns its exit code.
@@ -856,7 +884,7 @@ int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
     if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
     if (info.state == resplock::LockState::free) {
         std::puts("free");
-        std::fflush(stdout);
+        (void)std::fflush(stdout);
         return exit_not_owner;
     }
     std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
@@ -969,8 +997,8 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
         return exit_lost;
     }
 
-    std::fflush(stdout);
-    std::fflush(stderr);
+    (void)std::fflush(stdout);
+    (void)std::fflush(stderr);
     const pid_t child = fork();
     if (child < 0) {
         const int err = errno;
@@ -991,8 +1019,8 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
         if (reaped(child, status)) break;
         const std::uint32_t remaining = lock.remaining_ms();
         if (remaining == 0) {
-            std::snprintf(lost, sizeof lost, "its TTL ran out before a renewal succeeded%s%s",
-                          last_failure[0] != '\0' ? "; last attempt: " : "", last_failure);
+            (void)std::snprintf(lost, sizeof lost, "its TTL ran out before a renewal succeeded%s%s",
+                                last_failure[0] != '\0' ? "; last attempt: " : "", last_failure);
             break;
         }
         const std::uint64_t now = now_ms();
@@ -1013,9 +1041,9 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
             last_failure[0] = '\0';
             next_renewal = now_ms() + interval;
         } else if (s == Status::not_owner || s == Status::expired) {
-            std::snprintf(lost, sizeof lost, "%s",
-                          s == Status::not_owner ? "another holder has the key"
-                                                 : "the key is gone: expired or deleted");
+            (void)std::snprintf(lost, sizeof lost, "%s",
+                                s == Status::not_owner ? "another holder has the key"
+                                                       : "the key is gone: expired or deleted");
             break;
         } else {
             // Transient (or at least not a "no"): retry sooner while validity lasts. Nothing is
@@ -1057,9 +1085,12 @@ struct Blob {
     std::size_t cap;
     std::size_t len;
 };
+// Static storage: too large for the stack, and the tool allocates nothing.
+// NOLINTBEGIN(cppcoreguidelines-avoid-non-const-global-variables)
 unsigned char ca_file[256 * 1024 + 1];  // a whole system CA bundle fits
 unsigned char cert_file[64 * 1024 + 1];
 unsigned char key_file[64 * 1024 + 1];
+// NOLINTEND(cppcoreguidelines-avoid-non-const-global-variables)
 
 bool read_blob(const char* option, const char* path, Blob& blob) {
     std::FILE* f = std::fopen(path, "rb");
@@ -1070,7 +1101,7 @@ bool read_blob(const char* option, const char* path, Blob& blob) {
     const std::size_t n = std::fread(blob.data, 1, blob.cap - 1, f);
     const bool failed = std::ferror(f) != 0;
     const bool too_big = !failed && n == blob.cap - 1 && std::fgetc(f) != EOF;
-    std::fclose(f);
+    (void)std::fclose(f);
     if (failed || too_big || n == 0) {
         report("cannot read --%s %s: %s", option, path,
                failed    ? "read error"
@@ -1125,7 +1156,7 @@ int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t
     if (s == RESPLOCK_STATUS_ok) return -1;
     char why[400];
     if (resplock_mbedtls_describe(&tls, why, sizeof why) == 0) {
-        std::snprintf(why, sizeof why, "%s", resplock_status_str(s));
+        (void)std::snprintf(why, sizeof why, "%s", resplock_status_str(s));
     }
     const resplock_mbedtls_failure_t kind = resplock_mbedtls_failure(&tls);
     const char* file = kind == RESPLOCK_MBEDTLS_FAILURE_ca     ? o.cacert
@@ -1172,6 +1203,15 @@ int run(int argc, char** argv) {
     if (o.password_file != nullptr && !read_password_file(o.password_file, ep)) {
         return exit_usage;
     }
+    if (ep.has_username && !ep.has_password) {
+        // Refused rather than sent as the default user; redis-cli even reads this form as a
+        // password, so the name is not shown.
+        report(
+            "the URL in %s names a user but no password (redis://user:password@host, or "
+            "--password-file)",
+            source);
+        return exit_usage;
+    }
     const bool tls_options = o.cacert != nullptr || o.cert != nullptr || o.key != nullptr ||
                              o.tls_server_name != nullptr || o.insecure;
     if (tls_options && !ep.tls) {
@@ -1195,8 +1235,8 @@ int run(int argc, char** argv) {
     }
 
     Target target{};
-    std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
-                  static_cast<unsigned>(ep.port));
+    (void)std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
+                        static_cast<unsigned>(ep.port));
     target.host = ep.host;
     target.timeout_ms = o.timeout_ms;
 

@@ -484,8 +484,8 @@ TEST(password_in_url_file_and_refused) {
     const std::string host = "127.0.0.1:" + std::to_string(secure.port());
 
     // Percent-encoded password in the URL.
-    Result r =
-        cli({"-u", "redis://:p%40ss%3Aw%25rd%2F1@" + host, "--ttl", "5000", "acquire", "cli:auth"});
+    Result r = cli(
+        {"-u", "redis://:p%40ss%3Aw%25rd%2F1@" + host, "--ttl", "60000", "acquire", "cli:auth"});
     CHECK_EQ(r.code, 0);
     CHECK_EQ(secure.cli({"GET", "cli:auth"}), trim(r.out));
 

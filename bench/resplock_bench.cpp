@@ -1,0 +1,462 @@
+// The benchmark program that bench/run.sh drives. Modes:
+//   cycle ours|hiredis|raw PORT CYCLES SHA1
+//       acquire + release on one connection, CYCLES times after a warm-up; prints the rate and,
+//       when malloc_count is preloaded, the heap calls made inside the measured loop.
+//   handoff backoff|poll PORT PROCS HOLD_MS SECONDS
+//       starts PROCS worker processes contending for one key and reports acquisitions per
+//       second, the release-to-next-acquire delay and the server's request count per acquisition.
+//   worker backoff|poll PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
+// Output: `name value` lines on stdout; errors on stderr with a non-zero exit.
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "resplock/connection.hpp"
+#include "resplock/lock.hpp"
+#include "resplock_posix.h"
+
+namespace {
+
+using resplock::Status;
+
+constexpr const char* kHost = "127.0.0.1";
+// 20 bytes, the length of redis-benchmark's `bench:k:__rand_int__` once expanded.
+constexpr const char* kCycleKey = "bench:k:100000000001";
+constexpr std::uint32_t kCycleTtlMs = 30000;
+constexpr int kWarmupCycles = 200;
+constexpr const char* kHandoffKey = "bench:handoff";
+constexpr std::uint32_t kHandoffTtlMs = 10000;  // far beyond any hold: no lock ever expires
+constexpr std::uint32_t kPollSleepMs = 100;     // redis-py Lock's default `sleep`
+
+std::int64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+void sleep_ns(std::int64_t ns) {
+    if (ns <= 0) return;
+    timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+void sleep_until_ns(std::int64_t at) {
+    const std::int64_t left = at - now_ns();
+    sleep_ns(left);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+    std::fprintf(stderr, "resplock_bench: %s\n", what.c_str());
+    std::exit(2);
+}
+
+long parse_long(const char* text, const char* what) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < 0) fail(std::string("bad ") + what);
+    return v;
+}
+
+// Heap counter of malloc_count.so, present only when it is preloaded.
+struct HeapCounter {
+    void (*arm)() = nullptr;
+    void (*disarm)(long*, long*) = nullptr;
+
+    HeapCounter() {
+        arm = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "bench_heap_arm"));
+        disarm = reinterpret_cast<void (*)(long*, long*)>(dlsym(RTLD_DEFAULT, "bench_heap_disarm"));
+        if (arm == nullptr || disarm == nullptr) arm = nullptr;
+    }
+};
+
+// ---- uncontended cycle ----
+
+// One lock over the POSIX port with the 512-byte buffer the README recommends.
+struct OurClient {
+    resplock_posix_t net{};
+    resplock_port_t port;
+    resplock::ConnectionConfig cfg;
+    char buf[512];
+    resplock::Connection conn;
+    resplock::Lock lock;
+
+    OurClient(std::uint16_t server_port, const char* key)
+        : port(resplock_posix_port(&net)),
+          cfg(config(server_port)),
+          conn(port, cfg, buf, sizeof buf),
+          lock(conn, key) {}
+
+    static resplock::ConnectionConfig config(std::uint16_t server_port) {
+        resplock::ConnectionConfig c;
+        c.host = kHost;
+        c.port = server_port;
+        c.timeout_ms = 2000;
+        return c;
+    }
+};
+
+// The baseline as most C users write it: redisCommand with a format string, a random token.
+struct HiredisClient {
+    redisContext* c = nullptr;
+    std::string sha;
+
+    HiredisClient(std::uint16_t server_port, std::string script_sha) : sha(std::move(script_sha)) {
+        const timeval tv{2, 0};
+        c = redisConnectWithTimeout(kHost, server_port, tv);
+        if (c == nullptr || c->err != 0) fail("hiredis: cannot connect");
+        if (redisSetTimeout(c, tv) != REDIS_OK) fail("hiredis: cannot set the timeout");
+    }
+    ~HiredisClient() { redisFree(c); }
+    HiredisClient(const HiredisClient&) = delete;
+    HiredisClient& operator=(const HiredisClient&) = delete;
+
+    bool cycle() {
+        unsigned char raw[16];
+        if (getrandom(raw, sizeof raw, 0) != static_cast<ssize_t>(sizeof raw)) return false;
+        char token[33];
+        static const char hex[] = "0123456789abcdef";
+        for (std::size_t i = 0; i < sizeof raw; ++i) {
+            token[2 * i] = hex[raw[i] >> 4];
+            token[2 * i + 1] = hex[raw[i] & 0xf];
+        }
+        token[32] = '\0';
+        auto* r = static_cast<redisReply*>(
+            redisCommand(c, "SET %s %s NX PX %u", kCycleKey, token, kCycleTtlMs));
+        const bool set_ok =
+            r != nullptr && r->type == REDIS_REPLY_STATUS && std::strcmp(r->str, "OK") == 0;
+        freeReplyObject(r);
+        if (!set_ok) return false;
+        r = static_cast<redisReply*>(
+            redisCommand(c, "EVALSHA %s 1 %s %s", sha.c_str(), kCycleKey, token));
+        const bool released = r != nullptr && r->type == REDIS_REPLY_INTEGER && r->integer == 1;
+        freeReplyObject(r);
+        return released;
+    }
+};
+
+// The floor for any client: the two requests pre-encoded once, one blocking send and one recv
+// each, replies checked byte for byte. No token generation, no parsing, no deadlines.
+struct RawClient {
+    int fd = -1;
+    std::string set_request, release_request;
+
+    RawClient(std::uint16_t server_port, const std::string& sha) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(server_port);
+        inet_pton(AF_INET, kHost, &a.sin_addr);
+        const int one = 1;
+        if (fd < 0 || setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+            connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+            fail("raw: cannot connect");
+        }
+        const std::string token = "0123456789abcdef0123456789abcdef";
+        set_request = encode({"SET", kCycleKey, token, "NX", "PX", std::to_string(kCycleTtlMs)});
+        release_request = encode({"EVALSHA", sha, "1", kCycleKey, token});
+    }
+    ~RawClient() { close(fd); }
+    RawClient(const RawClient&) = delete;
+    RawClient& operator=(const RawClient&) = delete;
+
+    static std::string encode(const std::vector<std::string>& args) {
+        std::string out = "*" + std::to_string(args.size()) + "\r\n";
+        for (const std::string& a : args)
+            out += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+        return out;
+    }
+
+    bool round_trip(const std::string& request, const char* expected) {
+        if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+            static_cast<ssize_t>(request.size())) {
+            return false;
+        }
+        char reply[16];
+        const std::size_t want = std::strlen(expected);
+        std::size_t got = 0;
+        while (got < want) {
+            const ssize_t n = recv(fd, reply + got, sizeof reply - got, 0);
+            if (n <= 0) return false;
+            got += static_cast<std::size_t>(n);
+        }
+        return got == want && std::memcmp(reply, expected, want) == 0;
+    }
+
+    bool cycle() {
+        return round_trip(set_request, "+OK\r\n") && round_trip(release_request, ":1\r\n");
+    }
+};
+
+template <typename Cycle>
+int run_cycles(long cycles, Cycle&& cycle) {
+    for (int i = 0; i < kWarmupCycles; ++i) {
+        if (!cycle()) fail("warm-up cycle failed");
+    }
+    const HeapCounter heap;
+    if (heap.arm != nullptr) heap.arm();
+    const std::int64_t start = now_ns();
+    for (long i = 0; i < cycles; ++i) {
+        if (!cycle()) {
+            long a = 0, f = 0;
+            if (heap.arm != nullptr) heap.disarm(&a, &f);
+            fail("cycle " + std::to_string(i) + " failed");
+        }
+    }
+    const std::int64_t elapsed = now_ns() - start;
+    long allocs = 0, frees = 0;
+    if (heap.arm != nullptr) heap.disarm(&allocs, &frees);
+    std::printf("cycles %ld\n", cycles);
+    std::printf("ns_per_cycle %.1f\n", static_cast<double>(elapsed) / static_cast<double>(cycles));
+    std::printf("cycles_per_s %.1f\n", 1e9 * static_cast<double>(cycles) / elapsed);
+    if (heap.arm != nullptr) {
+        std::printf("heap_allocs %ld\nheap_frees %ld\n", allocs, frees);
+    }
+    return 0;
+}
+
+int cycle_mode(int argc, char** argv) {
+    if (argc != 6) fail("usage: cycle ours|hiredis|raw PORT CYCLES SHA1");
+    const std::string client = argv[2];
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
+    const long cycles = parse_long(argv[4], "cycle count");
+    if (cycles == 0) fail("cycle count must be positive");
+    if (client == "ours") {
+        OurClient ours(port, kCycleKey);
+        return run_cycles(cycles, [&ours] {
+            return ours.lock.acquire(kCycleTtlMs) == Status::ok &&
+                   ours.lock.release() == Status::ok;
+        });
+    }
+    if (client == "hiredis") {
+        HiredisClient h(port, argv[5]);
+        return run_cycles(cycles, [&h] { return h.cycle(); });
+    }
+    if (client == "raw") {
+        RawClient raw(port, argv[5]);
+        return run_cycles(cycles, [&raw] { return raw.cycle(); });
+    }
+    fail("unknown client " + client);
+}
+
+// ---- contended hand-off ----
+
+struct Shared {
+    std::atomic<std::uint64_t> acquisitions;
+};
+
+struct Hold {
+    std::int64_t acquired_ns;
+    std::int64_t release_ns;  // just before release() is called
+    int worker;
+};
+
+// redis-py's Lock.acquire(blocking=True): one SET attempt, then a fixed sleep while busy.
+Status poll_acquire(resplock::Lock& lock, std::int64_t end_ns) {
+    for (;;) {
+        const Status s = lock.acquire(kHandoffTtlMs);
+        if (s != Status::busy) return s;
+        if (now_ns() + std::int64_t{kPollSleepMs} * 1000000 >= end_ns) return s;
+        sleep_ns(std::int64_t{kPollSleepMs} * 1000000);
+    }
+}
+
+int worker_mode(int argc, char** argv) {
+    if (argc != 9) fail("usage: worker backoff|poll PORT PROCS HOLD_MS START_NS END_NS FD");
+    const bool poll = std::strcmp(argv[2], "poll") == 0;
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
+    const long procs = parse_long(argv[4], "process count");
+    const std::int64_t hold_ns = parse_long(argv[5], "hold") * 1000000;
+    const std::int64_t start_ns = parse_long(argv[6], "start");
+    const std::int64_t end_ns = parse_long(argv[7], "end");
+    const int fd = static_cast<int>(parse_long(argv[8], "fd"));
+    void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) fail("worker: mmap failed");
+    auto* shared = static_cast<Shared*>(mem);
+
+    OurClient me(port, kHandoffKey);
+    if (me.conn.connect(resplock::Deadline::after(me.port, 2000)) != Status::ok) {
+        fail("worker: cannot connect");
+    }
+    std::vector<Hold> holds;
+    holds.reserve(4096);
+    sleep_until_ns(start_ns);
+    while (now_ns() < end_ns) {
+        Status s;
+        if (poll) {
+            s = poll_acquire(me.lock, end_ns);
+        } else {
+            const auto wait_ms = static_cast<std::uint32_t>(
+                std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
+            s = me.lock.try_acquire(kHandoffTtlMs, wait_ms);
+        }
+        if (s == Status::busy) break;  // the run ended while waiting
+        if (s != Status::ok) fail(std::string("worker: acquire: ") + resplock::to_string(s));
+        const std::int64_t acquired = now_ns();
+        const std::uint64_t mine = shared->acquisitions.fetch_add(1) + 1;
+        sleep_ns(hold_ns);
+        const std::int64_t releasing = now_ns();
+        if (me.lock.release() != Status::ok) fail("worker: release failed");
+        holds.push_back({acquired, releasing, 0});
+        // Rejoin only once another process has taken the lock: otherwise the releaser, already
+        // connected and awake, re-takes it at once and the waiters never get a hand-off.
+        while (procs > 1 && shared->acquisitions.load() == mine && now_ns() < end_ns) {
+            sleep_ns(100000);
+        }
+    }
+    for (const Hold& h : holds) {
+        std::printf("%" PRId64 " %" PRId64 "\n", h.acquired_ns, h.release_ns);
+    }
+    return 0;
+}
+
+// `calls` of one command in INFO commandstats text (0 if it never ran).
+long command_calls(const std::string& info, const char* command) {
+    const std::string tag = std::string("cmdstat_") + command + ":calls=";
+    const std::size_t at = info.find(tag);
+    return at == std::string::npos ? 0 : std::atol(info.c_str() + at + tag.size());
+}
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
+    return v[rank == 0 ? 0 : rank - 1];
+}
+
+int handoff_mode(int argc, char** argv) {
+    if (argc != 7) fail("usage: handoff backoff|poll PORT PROCS HOLD_MS SECONDS");
+    const std::string strategy = argv[2];
+    if (strategy != "backoff" && strategy != "poll") fail("unknown strategy " + strategy);
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
+    const long procs = parse_long(argv[4], "process count");
+    const long seconds = parse_long(argv[6], "seconds");
+    if (procs < 2 || seconds < 1) fail("handoff needs 2+ processes and 1+ seconds");
+
+    const timeval tv{2, 0};
+    redisContext* admin = redisConnectWithTimeout(kHost, port, tv);
+    if (admin == nullptr || admin->err != 0) fail("handoff: cannot connect");
+    freeReplyObject(redisCommand(admin, "DEL %s", kHandoffKey));
+    freeReplyObject(redisCommand(admin, "CONFIG RESETSTAT"));
+
+    const int fd = memfd_create("resplock_bench", 0);  // inherited by the workers
+    if (fd < 0 || ftruncate(fd, sizeof(Shared)) != 0) fail("handoff: memfd failed");
+    void* mem = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (mem == MAP_FAILED) fail("handoff: mmap failed");
+    auto* shared = new (mem) Shared{};
+
+    const std::int64_t start = now_ns() + 300000000;  // time for every worker to connect
+    const std::int64_t end = start + seconds * 1000000000;
+    const std::string start_text = std::to_string(start), end_text = std::to_string(end);
+    const std::string fd_text = std::to_string(fd);
+    std::vector<pid_t> pids;
+    std::vector<FILE*> outputs;
+    for (long i = 0; i < procs; ++i) {
+        int p[2];
+        if (pipe(p) != 0) fail("handoff: pipe failed");
+        const pid_t pid = fork();
+        if (pid < 0) fail("handoff: fork failed");
+        if (pid == 0) {
+            // Die with the harness, even if it is already gone.
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() == 1) _exit(1);
+            dup2(p[1], STDOUT_FILENO);
+            close(p[0]);
+            close(p[1]);
+            const char* args[] = {
+                "resplock_bench", "worker",           argv[2],          argv[3],         argv[4],
+                argv[5],          start_text.c_str(), end_text.c_str(), fd_text.c_str(), nullptr};
+            execv("/proc/self/exe", const_cast<char* const*>(args));
+            _exit(127);
+        }
+        close(p[1]);
+        pids.push_back(pid);
+        outputs.push_back(fdopen(p[0], "r"));
+    }
+    std::vector<Hold> holds;
+    for (long i = 0; i < procs; ++i) {
+        long long acquired = 0, released = 0;
+        while (std::fscanf(outputs[i], "%lld %lld", &acquired, &released) == 2) {
+            holds.push_back({acquired, released, static_cast<int>(i)});
+        }
+        std::fclose(outputs[i]);
+    }
+    bool workers_ok = true;
+    for (const pid_t pid : pids) {
+        int status = 0;
+        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            workers_ok = false;
+        }
+    }
+    if (!workers_ok) fail("handoff: a worker failed");
+
+    auto* r = static_cast<redisReply*>(redisCommand(admin, "INFO commandstats"));
+    if (r == nullptr || r->type != REDIS_REPLY_STRING) fail("handoff: INFO failed");
+    const std::string info(r->str, r->len);
+    freeReplyObject(r);
+    redisFree(admin);
+
+    if (holds.size() != shared->acquisitions.load()) fail("handoff: lost records");
+    if (holds.size() < 3) fail("handoff: fewer than 3 acquisitions");
+    std::sort(holds.begin(), holds.end(),
+              [](const Hold& a, const Hold& b) { return a.acquired_ns < b.acquired_ns; });
+    std::vector<double> delays_ms;
+    long same_process = 0;
+    for (std::size_t i = 1; i < holds.size(); ++i) {
+        const std::int64_t gap = holds[i].acquired_ns - holds[i - 1].release_ns;
+        // Both times come from one monotonic clock: an acquire before the previous holder began
+        // its release means two holders at once.
+        if (gap <= 0) fail("handoff: two holders at once (mutual exclusion broken)");
+        if (holds[i].worker == holds[i - 1].worker) ++same_process;
+        delays_ms.push_back(static_cast<double>(gap) / 1e6);
+    }
+    const auto n = static_cast<double>(holds.size());
+    const long sets = command_calls(info, "set");
+    const long pttls = command_calls(info, "pttl");
+    const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
+    std::printf("acquisitions %zu\n", holds.size());
+    std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
+    std::printf("handoffs %zu\n", delays_ms.size());
+    std::printf("same_process_reacquires %ld\n", same_process);
+    std::printf("handoff_median_ms %.3f\n", percentile(delays_ms, 0.5));
+    std::printf("handoff_p99_ms %.3f\n", percentile(delays_ms, 0.99));
+    std::printf("requests_per_acq %.2f\n", static_cast<double>(sets + pttls + scripts) / n);
+    std::printf("set_per_acq %.2f\n", static_cast<double>(sets) / n);
+    std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
+    std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) fail("usage: resplock_bench cycle|handoff|worker ...");
+    const std::string mode = argv[1];
+    if (mode == "cycle") return cycle_mode(argc, argv);
+    if (mode == "handoff") return handoff_mode(argc, argv);
+    if (mode == "worker") return worker_mode(argc, argv);
+    fail("unknown mode " + mode);
+}

@@ -116,7 +116,7 @@ Status Connection::handshake(Deadline deadline) noexcept {
         if (s != Status::ok) return s;
     }
     if (config_.db != 0) {
-        char digits[20];
+        char digits[10];
         const std::size_t len = resp::format_decimal(config_.db, digits);
         const std::string_view select[2] = {"SELECT"sv, {digits, len}};
         return round_trip(select, 2, reply, deadline);

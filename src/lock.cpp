@@ -82,7 +82,7 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
         fresh[2 * i] = hex[b >> 4];
         fresh[2 * i + 1] = hex[b & 0xf];
     }
-    char ttl_text[20];
+    char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view args[6] = {"SET"sv, key(),  {fresh, token_len},
                                       "NX"sv,  "PX"sv, {ttl_text, ttl_len}};
@@ -211,7 +211,7 @@ Status Lock::extend(std::uint32_t ttl_ms) noexcept {
         if (left < wait_ms) wait_ms = left;
     }
     const resplock_port_t& port = conn_.port();
-    char ttl_text[20];
+    char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view extra[2] = {token(), {ttl_text, ttl_len}};
     const std::uint32_t sent_at = port.now_ms(port.ctx);

@@ -28,18 +28,6 @@ bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     return true;
 }
 
-// Divides v by 10 in place and returns the remainder, in 16-bit steps so that only 32-bit
-// divisions by a constant are needed (multiplications on a Cortex-M; no libgcc 64-bit divide).
-unsigned divide_by_10(std::uint64_t& v) noexcept {
-    const auto high = static_cast<std::uint32_t>(v >> 32);
-    const auto low = static_cast<std::uint32_t>(v);
-    std::uint32_t part = (high % 10) << 16 | low >> 16;
-    const std::uint32_t middle = part / 10;
-    part = (part % 10) << 16 | (low & 0xFFFFu);
-    v = std::uint64_t{high / 10} << 32 | middle << 16 | part / 10;
-    return part % 10;
-}
-
 // Appends to a fixed buffer; refuses (writing nothing) what does not fit.
 struct Writer {
     char* out;
@@ -54,9 +42,11 @@ struct Writer {
     }
     // A RESP header line: the type byte, a decimal, CR LF. The digits go straight into the
     // output (no copy on the stack: this is on the deepest call path).
-    bool header(char kind, std::uint64_t value) noexcept {
-        if (size == capacity) return false;
-        const std::size_t n = format_decimal(value, out + size + 1, capacity - size - 1);
+    bool header(char kind, std::size_t value) noexcept {
+        // A count or length of 2^32 or more (two shifts: size_t may be 32 bits) is refused.
+        if (size == capacity || (value >> 16 >> 16) != 0) return false;
+        const std::size_t n =
+            format_decimal(static_cast<std::uint32_t>(value), out + size + 1, capacity - size - 1);
         if (n == 0) return false;
         out[size] = kind;
         size += 1 + n;
@@ -198,13 +188,14 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
     return Status::ok;
 }
 
-std::size_t format_decimal(std::uint64_t value, char* out, std::size_t capacity) noexcept {
+std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
+    // 32-bit divisions by a constant: a multiplication on a Cortex-M, no library call.
     std::size_t n = 1;
-    for (std::uint64_t power = 10; n < 20 && value >= power; power *= 10)
+    for (std::uint32_t v = value; v >= 10; v /= 10)
         ++n;
     if (n > capacity) return 0;
-    for (std::size_t i = n; i != 0; --i)
-        out[i - 1] = static_cast<char>('0' + divide_by_10(value));
+    for (std::size_t i = n; i != 0; --i, value /= 10)
+        out[i - 1] = static_cast<char>('0' + value % 10);
     return n;
 }
 

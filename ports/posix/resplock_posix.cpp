@@ -182,7 +182,7 @@ std::int32_t connect_by_name(const char* host, std::uint16_t port, Deadline dead
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_protocol = IPPROTO_TCP;
     hints.ai_flags = AI_NUMERICSERV;
-    char digits[20];
+    char digits[10];
     const std::size_t n = resplock::resp::format_decimal(port, digits);
     char service[6];
     std::memcpy(service, digits, n);  // a uint16_t has at most 5 digits

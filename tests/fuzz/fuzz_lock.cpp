@@ -87,6 +87,12 @@ struct Wire {
     static Wire& of(void* ctx) { return *static_cast<Wire*>(ctx); }
     static std::int32_t connect(void* ctx, const char* host, std::uint16_t port, std::uint32_t ms) {
         Wire& w = of(ctx);
+        // A reconnect may follow a complete exchange (the look before the next request found the
+        // connection closed): keep the last SET and its reply.
+        if (is_set(w.request)) {
+            w.set_request = w.request;
+            w.set_reply = w.reply;
+        }
         w.request.clear();
         w.reply.clear();
         w.replied = true;
@@ -116,7 +122,9 @@ struct Wire {
         Wire& w = of(ctx);
         const std::int32_t n = w.inner.recv(w.inner.ctx, buf, len, ms);
         FUZZ_CHECK(n <= static_cast<std::int64_t>(len));
-        if (n > 0) {
+        // A look without waiting comes before a request: whatever it finds answers none of ours
+        // (the connection drops it and reconnects), so it is no part of the last reply.
+        if (n > 0 && ms != 0) {
             w.reply.append(reinterpret_cast<const char*>(buf), static_cast<std::size_t>(n));
             w.replied = true;
         }

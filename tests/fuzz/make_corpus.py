@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies) and
 tests/fuzz/corpus/lock (inputs in the format described at the top of fuzz_lock.cpp). The files
-are committed; rerun this after changing a seed, and keep each file tiny."""
+are committed; rerun this after changing a seed, and keep each file tiny. Inputs a fuzz run found
+that are worth keeping are committed as they were saved (regress_* files this script does not
+write); it never deletes them."""
 import os
 import struct
 

@@ -27,7 +27,7 @@ endif
 STRICT := -std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror -fno-exceptions -fno-rtti
 CPPFLAGS += -Iinclude $(foreach p,$(PORTS),-Iports/$(p))
 
-CORE_SRC := src/status.cpp src/resp.cpp src/connection.cpp src/lock.cpp src/resplock_c.cpp
+CORE_SRC := $(wildcard src/*.cpp)
 PORT_SRC := $(foreach p,$(PORTS),$(wildcard ports/$(p)/*.cpp))
 CLI_SRC := $(wildcard tools/resplock/*.cpp)
 LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CORE_SRC) $(PORT_SRC))
@@ -47,7 +47,7 @@ $(BUILD)/libresplock.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/resplock: $(CLI_OBJ) $(BUILD)/libresplock.a
-	$(CXX) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libresplock.a
+	$(CXX) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libresplock.a -pthread
 
 $(BUILD)/obj/%.o: %.cpp
 	@mkdir -p $(dir $@)

@@ -62,7 +62,8 @@ foreach(port posix lwip mbedtls)
     endif()
     list(APPEND RESPLOCK_INSTALLED_PORTS ${port})
     set_target_properties(${target} PROPERTIES EXPORT_NAME ${port})
-    file(GLOB port_headers ${PROJECT_SOURCE_DIR}/ports/${port}/*.h)
+    file(GLOB port_headers ${PROJECT_SOURCE_DIR}/ports/${port}/*.h
+         ${PROJECT_SOURCE_DIR}/ports/${port}/*.hpp)
     install(FILES ${port_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
     install(TARGETS ${target} EXPORT resplock-${port}-targets
             ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -90,6 +91,8 @@ foreach(port posix lwip mbedtls)
         endforeach()
     elseif(port STREQUAL "mbedtls")
         string(APPEND RESPLOCK_PC_LIBS " -lmbedtls -lmbedx509 -lmbedcrypto")
+    elseif(port STREQUAL "posix")
+        string(APPEND RESPLOCK_PC_LIBS " -pthread")  # the renewal thread
     endif()
     configure_file(${CMAKE_CURRENT_LIST_DIR}/resplock-port.pc.in
                    ${PROJECT_BINARY_DIR}/pkgconfig/resplock-${port}.pc @ONLY)

@@ -1,9 +1,7 @@
 // The C API: thin wrappers that build the C++ objects inside the caller's opaque storage.
 #include "resplock/resplock.h"
 
-#include <new>
-
-#include "resplock/lock.hpp"
+#include "resplock_c.hpp"
 
 using resplock::Connection;
 using resplock::Lock;
@@ -22,17 +20,16 @@ static_assert(static_cast<int>(resplock::LockState::held_by_me) == RESPLOCK_LOCK
 
 namespace {
 
+using resplock::c_api::c_status;
+
 Connection& conn_of(resplock_conn_t* conn) {
-    return *std::launder(reinterpret_cast<Connection*>(conn->opaque.bytes));
+    return resplock::c_api::object<Connection>(conn);
 }
 Lock& lock_of(resplock_lock_t* lock) {
-    return *std::launder(reinterpret_cast<Lock*>(lock->opaque.bytes));
+    return resplock::c_api::object<Lock>(lock);
 }
 const Lock& lock_of(const resplock_lock_t* lock) {
-    return *std::launder(reinterpret_cast<const Lock*>(lock->opaque.bytes));
-}
-resplock_status_t c_status(Status s) {
-    return static_cast<resplock_status_t>(s);
+    return resplock::c_api::object<Lock>(lock);
 }
 
 }  // namespace

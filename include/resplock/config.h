@@ -45,11 +45,27 @@
 #define RESPLOCK_RETRY_MAX_MS 250
 #endif
 
+/* Most servers a quorum (Redlock) lock spans. */
+#ifndef RESPLOCK_MAX_SERVERS
+#define RESPLOCK_MAX_SERVERS 5
+#endif
+
+/* Most locks one renewal driver (Renewer) keeps alive. */
+#ifndef RESPLOCK_MAX_RENEWED
+#define RESPLOCK_MAX_RENEWED 4
+#endif
+
 #if RESPLOCK_TOKEN_BYTES < 16 || RESPLOCK_TOKEN_BYTES > 20
 #error "RESPLOCK_TOKEN_BYTES must be 16..20 (128..160 bits, at most 40 characters)"
 #endif
 #if RESPLOCK_MAX_DEPTH < 1 || RESPLOCK_MAX_DEPTH > 32
 #error "RESPLOCK_MAX_DEPTH must be 1..32"
+#endif
+#if RESPLOCK_MAX_SERVERS < 1 || RESPLOCK_MAX_SERVERS > 15
+#error "RESPLOCK_MAX_SERVERS must be 1..15"
+#endif
+#if RESPLOCK_MAX_RENEWED < 1
+#error "RESPLOCK_MAX_RENEWED must be at least 1"
 #endif
 #if RESPLOCK_MAX_REPLY_VALUES < 1
 #error "RESPLOCK_MAX_REPLY_VALUES must be at least 1"

@@ -31,6 +31,43 @@ inline constexpr std::size_t max_token_len = 40;
 // RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
 std::size_t lock_buffer_min() noexcept;
 
+// How long a holder may rely on a lock it was granted: the TTL, minus the time since the request
+// that set it was sent, minus a clock-drift allowance of ttl/100 + 2 ms.
+class Validity {
+  public:
+    // Granted (or renewed) by a request sent at port time from_ms with this TTL.
+    void start(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
+    // A renewal sent at from_ms whose outcome is unknown: it may or may not have run, so the
+    // validity ends at the earlier of the old end and the new one.
+    void renewal_unconfirmed(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
+    void end() noexcept { known_ = false; }
+    bool known() const noexcept { return known_; }
+    // Milliseconds left on the port's clock; 0 once run out or when not known.
+    std::uint32_t remaining(const resplock_port_t& port) const noexcept;
+
+  private:
+    std::uint32_t until_ms_ = 0;  // port clock at which it runs out
+    bool known_ = false;
+};
+
+// Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
+// Each uses a companion key named KEY + a suffix, so a key with a hash tag (locks:{job}) keeps
+// its companions in the same cluster slot, and an ACL key pattern for KEY covers them.
+struct AcquireOptions {
+    // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
+    // one with every granted acquisition (never with a busy one) and never expires; it is
+    // monotonic only as long as the server keeps KEY:fence (persistence).
+    bool fence = false;
+    // Non-zero (up to max_ttl_ms): the lock can be taken at most once per this many ms by
+    // anyone, even if released early (the marker KEY:once carries that PTTL, on the server's
+    // clock). Every party of the key must set it: a plain acquire ignores the marker.
+    std::uint32_t once_per_ms = 0;
+    // While waiting, block on KEY:wake with BLPOP (bounded by the backoff pause) instead of
+    // sleeping, so that a release made with wake hands the lock over at once. Falls back to
+    // sleeping for the rest of the wait if the server refuses BLPOP (ACL, old server).
+    bool wake = false;
+};
+
 class Lock {
   public:
     // Binds the lock to `key` (copied; binary-safe). An empty key, or one longer than
@@ -79,6 +116,24 @@ class Lock {
     // invalid_argument, or connection/error-reply statuses.
     Status query(LockInfo& info) noexcept;
 
+    // acquire() / try_acquire() / release() with options (see AcquireOptions); defined apart
+    // from the plain calls, so a firmware that does not use them does not link them. `fence`
+    // receives the fencing number, only on ok, when options.fence is set (it must then not be
+    // null). Without fence and once_per_ms, acquire() is the plain one; try_acquire() is too
+    // unless wake is set. With them, one script does the whole attempt in one round trip, and
+    // busy also means the once-per marker exists; its busy reply carries the PTTL that bounds
+    // the wait. Statuses are those of the plain calls, plus invalid_argument (fence null,
+    // once_per_ms over max_ttl_ms) and too_large (the EVAL would not fit the connection's
+    // buffer: nothing is sent). After an error reply to the script the token is kept with no
+    // validity, as after unknown_outcome: the script may have stopped after its SET (e.g. an
+    // ACL without +incr). release(options) with wake also wakes one waiter; without wake it is
+    // release().
+    Status acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
+                   std::uint64_t* fence = nullptr) noexcept;
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
+                       std::uint64_t* fence = nullptr) noexcept;
+    Status release(const AcquireOptions& options) noexcept;
+
     // Takes over a token obtained elsewhere (e.g. printed by `resplock acquire`), so release()
     // and extend() can act for it. Its local validity is unknown (remaining_ms() is 0) until an
     // extend() succeeds. Returns ok or invalid_argument (empty or over max_token_len bytes).
@@ -86,7 +141,7 @@ class Lock {
 
     // Milliseconds this holder may still rely on the lock: ttl - (now - time the acquire or
     // extend request was sent) - drift, where drift = ttl/100 + 2 ms. 0 when not held.
-    std::uint32_t remaining_ms() const noexcept;
+    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
     bool held() const noexcept { return remaining_ms() > 0; }
 
     // The token of the current or last attempted hold; empty when there is none.
@@ -95,10 +150,14 @@ class Lock {
     Connection& connection() const noexcept { return conn_; }
 
   private:
-    Status run_script(const std::string_view* extra, std::size_t extra_count, resp::Reply& reply,
+    // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
+    // 1 release, 2 extend.
+    Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                       Deadline deadline) noexcept;
     Status owner_result(Status s, const resp::Reply& reply) noexcept;
-    Status holder_ttl(std::int64_t& ttl_ms) noexcept;
+    // Keeps `token` after an acquisition request sent at sent_at that returned s (ok, or an
+    // outcome that may have set the key); claims validity only on ok.
+    void keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
     void drop() noexcept;
 
     Connection& conn_;
@@ -106,9 +165,7 @@ class Lock {
     std::size_t key_len_ = 0;
     char token_[max_token_len];
     std::size_t token_len_ = 0;
-    std::uint32_t ttl_ms_ = 0;
-    std::uint32_t valid_from_ms_ = 0;  // port clock when the acquire/extend request was sent
-    bool validity_known_ = false;
+    Validity validity_;
 };
 
 // Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the

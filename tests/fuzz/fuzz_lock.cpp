@@ -306,7 +306,7 @@ struct Harness {
             FUZZ_CHECK(wire.reply == "+OK\r\n");
             lease = {true, ttl, mock.now_ms};
         } else if (s == Status::busy) {
-            // The last attempt got a nil (try_acquire may have asked the PTTL after it).
+            // The last attempt got a nil (try_acquire may have asked who holds it after it).
             FUZZ_CHECK(wire.requests != requests_before);
             FUZZ_CHECK(wire.last_set_reply() == "$-1\r\n");
         }

@@ -415,7 +415,8 @@ TEST(try_acquire_with_no_wait_is_one_attempt) {
 namespace {
 constexpr std::string_view zeros = "00000000000000000000000000000000";
 const std::string_view set_zeros = wire::cmd({"SET", "k", zeros, "NX", "PX", "1000"});
-const std::string_view pttl_k = wire::cmd({"PTTL", "k"});
+// Between attempts try_acquire asks who holds the key and its PTTL (the query script).
+const std::string_view query_k = wire::cmd({"EVALSHA", script_sha, "1", "k"});
 
 // A mock whose random source always gives 0: every token is `zeros`, jitter is backoff/2.
 void constant_random(MockPort& mock) {
@@ -430,8 +431,8 @@ TEST(try_acquire_never_sleeps_past_the_holders_ttl) {
     f.mock.on_connect()
         .expect(set_zeros)
         .reply("$-1\r\n")
-        .expect(pttl_k)
-        .reply(":3\r\n")
+        .expect(query_k)
+        .reply("*2\r\n$5\r\nother\r\n:3\r\n")
         .expect(set_zeros)
         .reply("+OK\r\n");
     CHECK_EQ(f.lock.try_acquire(1000, 5000), Status::ok);
@@ -447,8 +448,8 @@ TEST(try_acquire_retries_at_once_when_the_key_vanished) {
     f.mock.on_connect()
         .expect(set_zeros)
         .reply("$-1\r\n")
-        .expect(pttl_k)
-        .reply(":-2\r\n")
+        .expect(query_k)
+        .reply("*2\r\n$-1\r\n:-2\r\n")
         .expect(set_zeros)
         .reply("+OK\r\n");
     CHECK_EQ(f.lock.try_acquire(1000, 5000), Status::ok);
@@ -463,7 +464,7 @@ TEST(try_acquire_backs_off_and_stops_at_the_deadline) {
     // Pauses are backoff/2 with backoff 10, 20, 40, 80, 160, 250: 5+10+20+40+80 = 155 ms, then
     // 125 ms (280), then the 20 ms left; a last attempt at the deadline itself: 8 attempts.
     for (int i = 0; i < 7; ++i)
-        f.mock.expect(set_zeros).reply("$-1\r\n").expect(pttl_k).reply(":-1\r\n");
+        f.mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply("*2\r\n$5\r\nother\r\n:-1\r\n");
     f.mock.expect(set_zeros).reply("$-1\r\n");
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.try_acquire(1000, 300), Status::busy);

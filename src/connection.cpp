@@ -69,6 +69,12 @@ Status Connection::broken(Status s) noexcept {
 
 Status Connection::command(const std::string_view* args, std::size_t count, resp::Reply& reply,
                            Deadline deadline) noexcept {
+    const Status s = send(args, count, deadline);
+    return s != Status::ok ? s : receive(reply, deadline);
+}
+
+Status Connection::send(const std::string_view* args, std::size_t count,
+                        Deadline deadline) noexcept {
     request_sent_ = false;
     if (args == nullptr || count == 0) return Status::invalid_argument;
     // Bytes waiting before a request is sent answer no request of ours (a late reply), and a
@@ -81,7 +87,7 @@ Status Connection::command(const std::string_view* args, std::size_t count, resp
         request_sent_ = false;
         if (s != Status::ok) return s;
     }
-    return round_trip(args, count, reply, deadline);
+    return transmit(args, count, deadline);
 }
 
 Status Connection::connect(Deadline deadline) noexcept {
@@ -107,7 +113,8 @@ Status Connection::handshake(Deadline deadline) noexcept {
         } else {
             auth[1] = config_.password;
         }
-        const Status s = round_trip(auth, n, reply, deadline);
+        Status s = transmit(auth, n, deadline);
+        if (s == Status::ok) s = receive(reply, deadline);
         // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)
         // means the credentials were refused, unless the server is still loading.
         if (s != Status::ok && reply.count != 0 && reply.top().is(resp::Type::error)) {
@@ -119,25 +126,18 @@ Status Connection::handshake(Deadline deadline) noexcept {
         char digits[10];
         const std::size_t len = resp::format_decimal(config_.db, digits);
         const std::string_view select[2] = {"SELECT"sv, {digits, len}};
-        return round_trip(select, 2, reply, deadline);
+        const Status s = transmit(select, 2, deadline);
+        return s != Status::ok ? s : receive(reply, deadline);
     }
     return Status::ok;
 }
 
-Status Connection::round_trip(const std::string_view* args, std::size_t count, resp::Reply& reply,
-                              Deadline deadline) noexcept {
-    request_sent_ = false;
-    error_reply_ = false;
-    reply = {};
+Status Connection::transmit(const std::string_view* args, std::size_t count,
+                            Deadline deadline) noexcept {
+    error_reply_ = false;  // the request overwrites the buffer
     std::size_t len = 0;
     const Status s = resp::encode_command(args, count, buf_, size_, &len);
     if (s != Status::ok) return s;
-    const Status sent = send_all(len, deadline);
-    if (sent != Status::ok) return sent;
-    return read_reply(reply, deadline);
-}
-
-Status Connection::send_all(std::size_t len, Deadline deadline) noexcept {
     std::size_t off = 0;
     while (off < len) {
         const std::uint32_t left = deadline.remaining(port_);
@@ -152,7 +152,9 @@ Status Connection::send_all(std::size_t len, Deadline deadline) noexcept {
     return Status::ok;
 }
 
-Status Connection::read_reply(resp::Reply& reply, Deadline deadline) noexcept {
+Status Connection::receive(resp::Reply& reply, Deadline deadline) noexcept {
+    reply = {};
+
     parser_.reset();
     std::size_t used = 0;
     for (;;) {

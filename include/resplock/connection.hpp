@@ -67,6 +67,20 @@ class Connection {
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply,
                    Deadline deadline) noexcept;
 
+    // command() in two steps, so that one caller can send to several servers before reading
+    // any reply; command() is send() then receive(). send() checks the idle connection,
+    // reconnects if needed, encodes and sends, all before `deadline`. Returns ok (the command
+    // is out), or command()'s statuses for those stages: invalid_argument, too_large (does not
+    // fit: not sent), no_host, connect_failed, the handshake's failures, and timeout / closed /
+    // io_error while sending (the connection is closed; request_sent() tells whether any byte
+    // went out).
+    Status send(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
+    // Reads the reply to the command send() sent, before `deadline`, and classifies it. Call it
+    // once after each send() that returned ok, and only then: the connection holds one request
+    // in flight. Returns command()'s statuses for the reply: ok, an error-reply status, or
+    // timeout, closed, io_error, protocol_error, too_large (the connection is then closed).
+    Status receive(resp::Reply& reply, Deadline deadline) noexcept;
+
     // command() with a deadline of config().timeout_ms from now.
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept {
         return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
@@ -93,10 +107,7 @@ class Connection {
     std::size_t buffer_size() const noexcept { return size_; }
 
   private:
-    Status round_trip(const std::string_view* args, std::size_t count, resp::Reply& reply,
-                      Deadline deadline) noexcept;
-    Status send_all(std::size_t len, Deadline deadline) noexcept;
-    Status read_reply(resp::Reply& reply, Deadline deadline) noexcept;
+    Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
     Status handshake(Deadline deadline) noexcept;
     Status broken(Status s) noexcept;
 

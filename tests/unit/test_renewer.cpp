@@ -1,0 +1,369 @@
+// Renewer over the mock port and its fake clock: the ttl/3 schedule to the millisecond, retries,
+// loss by the server's answer and by validity running out, release, capacity and unwatch.
+#include <cstdio>
+#include <new>
+
+#include "check.hpp"
+#include "resplock/lock.hpp"
+#include "resplock/renewer.hpp"
+#include "resplock_mock.hpp"
+#include "wire.hpp"
+
+using resplock::Connection;
+using resplock::ConnectionConfig;
+using resplock::Lock;
+using resplock::Renewer;
+using resplock::Status;
+using resplock::mock::MockPort;
+
+namespace {
+
+constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
+constexpr std::string_view token1 = "101112131415161718191a1b1c1d1e1f";
+constexpr std::string_view sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
+
+// What the lost callback saw.
+struct Lost {
+    int calls = 0;
+    void* lock = nullptr;
+    Status why = Status::ok;
+    Renewer* renewer = nullptr;  // set: the callback also checks the slot is already free
+    std::size_t watching_inside = 99;
+
+    static void record(void* user, void* lock, Status why) {
+        auto& l = *static_cast<Lost*>(user);
+        ++l.calls;
+        l.lock = lock;
+        l.why = why;
+        if (l.renewer != nullptr) {
+            l.watching_inside = l.renewer->watching();
+            l.renewer->unwatch(lock);  // allowed, and a no-op by now
+            // Releasing from the callback is allowed too: after a loss it sends nothing.
+            (void)static_cast<Lock*>(lock)->release();
+        }
+    }
+};
+
+struct Fixture {
+    MockPort mock;
+    resplock_port_t port = mock.port();
+    char buf[512];
+    ConnectionConfig config;
+    Connection conn;
+    Lock lock;
+    Renewer renewer;
+    Lost lost;
+
+    explicit Fixture(std::uint32_t timeout_ms = 2000)
+        : config(make_config(timeout_ms)), conn(port, config, buf, sizeof buf), lock(conn, "k") {}
+    static ConnectionConfig make_config(std::uint32_t timeout_ms) {
+        ConnectionConfig c;
+        c.timeout_ms = timeout_ms;
+        return c;
+    }
+    // Acquires "k" with token0 and a 900 ms TTL (drift 11 ms: 889 ms of validity) and watches it.
+    void held_and_watched() {
+        mock.on_connect()
+            .expect(wire::cmd({"SET", "k", token0, "NX", "PX", "900"}))
+            .reply("+OK\r\n");
+        CHECK_EQ(lock.acquire(900), Status::ok);
+        CHECK_EQ(renewer.watch(lock, 900, &Lost::record, &lost), Status::ok);
+    }
+    void expect_extend(std::string_view reply) {
+        mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).reply(reply);
+    }
+    std::uint32_t tick() { return renewer.tick(mock.now_ms); }
+};
+
+}  // namespace
+
+TEST(renews_when_a_third_of_the_ttl_has_passed_not_before) {
+    Fixture f;
+    f.held_and_watched();
+    CHECK_EQ(f.tick(), 300U);
+    f.mock.advance(299);
+    CHECK_EQ(f.tick(), 1U);  // no request: any send would be a mismatch
+    CHECK(f.mock.done());
+    f.mock.advance(1);
+    f.expect_extend(":1\r\n");
+    CHECK_EQ(f.tick(), 300U);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 0);
+    CHECK_EQ(f.lock.remaining_ms(), 889U);  // validity restarted by the renewal
+}
+
+TEST(reschedules_a_third_of_the_ttl_after_each_success) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    for (int i = 0; i < 5; ++i) {
+        f.mock.advance(299);
+        CHECK_EQ(f.tick(), 1U);
+        CHECK(f.mock.done());
+        f.mock.advance(1);
+        f.expect_extend(":1\r\n");
+        CHECK_EQ(f.tick(), 300U);
+        CHECK(f.mock.done());
+    }
+    CHECK_EQ(f.renewer.watching(), 1U);
+    CHECK_EQ(f.lost.calls, 0);
+}
+
+TEST(tick_called_late_renews_at_once) {
+    Fixture f;
+    f.held_and_watched();
+    f.mock.advance(500);  // the caller did not tick for a while
+    f.expect_extend(":1\r\n");
+    CHECK_EQ(f.tick(), 300U);
+    CHECK(f.mock.done());
+}
+
+TEST(lock_watched_late_renews_after_half_its_validity_left) {
+    Fixture f;
+    f.mock.on_connect().expect(wire::cmd({"SET", "k", token0, "NX", "PX", "900"})).reply("+OK\r\n");
+    CHECK_EQ(f.lock.acquire(900), Status::ok);
+    f.mock.advance(601);  // 288 ms left: a third of the TTL would be too late to be safe
+    CHECK_EQ(f.renewer.watch(f.lock, 900, &Lost::record, &f.lost), Status::ok);
+    f.mock.advance(10);
+    CHECK_EQ(f.tick(), 134U);  // 144 ms after watch()
+    f.mock.advance(133);
+    CHECK_EQ(f.tick(), 1U);
+    CHECK(f.mock.done());
+    f.mock.advance(1);
+    f.expect_extend(":1\r\n");
+    CHECK_EQ(f.tick(), 300U);
+    CHECK(f.mock.done());
+}
+
+TEST(not_owner_reply_reports_lost_once_and_sends_nothing_more) {
+    Fixture f;
+    f.held_and_watched();
+    f.lost.renewer = &f.renewer;
+    (void)f.tick();
+    f.mock.advance(300);
+    f.expect_extend(":-1\r\n");
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 1);
+    CHECK_EQ(f.lost.why, Status::not_owner);
+    CHECK(f.lost.lock == &f.lock);
+    CHECK_EQ(f.lost.watching_inside, 0U);  // the slot was freed before the callback
+    CHECK_EQ(f.renewer.watching(), 0U);
+    for (int i = 0; i < 10; ++i) {
+        f.mock.advance(300);
+        CHECK_EQ(f.tick(), Renewer::idle_ms);
+    }
+    CHECK(f.mock.done());  // no request after the loss
+    CHECK_EQ(f.lost.calls, 1);
+}
+
+TEST(key_gone_reply_reports_expired) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    f.mock.advance(300);
+    f.expect_extend(":0\r\n");
+    (void)f.tick();
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 1);
+    CHECK_EQ(f.lost.why, Status::expired);
+    CHECK_EQ(f.renewer.watching(), 0U);
+}
+
+TEST(transient_failure_keeps_the_lock_and_retries_soon) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    f.mock.advance(300);
+    // The server ran no script (BUSY): not a "no", so retry after min(ttl/10, left/2) = 90 ms.
+    f.expect_extend("-BUSY Redis is busy running a script\r\n");
+    CHECK_EQ(f.tick(), 90U);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 0);
+    CHECK_EQ(f.renewer.watching(), 1U);
+    f.mock.advance(89);
+    CHECK_EQ(f.tick(), 1U);
+    CHECK(f.mock.done());
+    f.mock.advance(1);
+    f.expect_extend(":1\r\n");
+    CHECK_EQ(f.tick(), 300U);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 0);
+}
+
+namespace {
+
+// An unreachable server that swallows every request: connect succeeds, each reply times out.
+struct Silent {
+    int requests = 0;
+    static void refill(void* user, MockPort& m, MockPort::Call call) {
+        if (call == MockPort::Call::connect) m.on_connect();
+        if (call == MockPort::Call::recv) {
+            ++static_cast<Silent*>(user)->requests;
+            m.recv_timeout();
+        }
+    }
+};
+
+}  // namespace
+
+TEST(no_reply_until_validity_ends_is_lost_at_that_tick_no_later) {
+    Fixture f(100);  // each renewal waits 100 ms for its reply
+    f.held_and_watched();
+    Silent silent;
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(&Silent::refill, &silent);
+    // The caller's loop: tick, then wait until now + the returned ms (if that is still ahead).
+    std::uint32_t next_at = f.mock.now_ms + f.tick();
+    int ticks = 0;
+    while (f.lost.calls == 0 && ticks < 100) {
+        const auto ahead = static_cast<std::int32_t>(next_at - f.mock.now_ms);
+        if (ahead > 0) f.mock.advance(static_cast<std::uint32_t>(ahead));
+        const std::uint32_t now = f.mock.now_ms;
+        next_at = now + f.renewer.tick(now);
+        ++ticks;
+        if (f.lock.remaining_ms() == 0) break;
+        CHECK_EQ(f.lost.calls, 0);  // never reported while validity is left
+        CHECK_EQ(f.renewer.watching(), 1U);
+    }
+    // Validity ran out during this tick's renewal: reported lost by it, not by a later one.
+    CHECK_EQ(f.lock.remaining_ms(), 0U);
+    CHECK_EQ(f.lost.calls, 1);
+    CHECK_EQ(f.lost.why, Status::expired);
+    CHECK_EQ(silent.requests, 6);  // at 300, 400, ... 800 ms: each waits 100 ms, the last 89
+    const int sent = silent.requests;
+    f.mock.advance(1000);
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    CHECK_EQ(silent.requests, sent);
+    CHECK(f.mock.mismatch() == nullptr);
+}
+
+TEST(validity_ending_between_ticks_is_reported_by_the_next_tick) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    f.mock.advance(300);
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).recv_closed();
+    // Connection closed: retried after 90 ms; but the caller comes back only after 589 ms.
+    CHECK_EQ(f.tick(), 90U);
+    f.mock.advance(588);
+    CHECK_EQ(f.lock.remaining_ms(), 1U);
+    f.mock.on_connect();
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).recv_closed();
+    CHECK_EQ(f.tick(), 1U);  // retried, failed, one ms left: call again when it ends
+    CHECK_EQ(f.lost.calls, 0);
+    f.mock.advance(1);
+    CHECK_EQ(f.tick(), Renewer::idle_ms);  // no request: validity is gone
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 1);
+    CHECK_EQ(f.lost.why, Status::expired);
+}
+
+TEST(released_lock_gets_no_request_and_no_callback) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0})).reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    f.mock.advance(300);
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.renewer.watching(), 0U);
+    CHECK_EQ(f.lost.calls, 0);
+}
+
+TEST(released_and_acquired_again_is_not_renewed) {
+    Fixture f;
+    f.held_and_watched();
+    (void)f.tick();
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0})).reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    f.mock.expect(wire::cmd({"SET", "k", token1, "NX", "PX", "900"})).reply("+OK\r\n");
+    CHECK_EQ(f.lock.acquire(900), Status::ok);  // a new hold, not watched
+    f.mock.advance(300);
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    CHECK(f.mock.done());
+    CHECK_EQ(f.lost.calls, 0);
+}
+
+TEST(unwatch_stops_renewals) {
+    Fixture f;
+    f.held_and_watched();
+    CHECK(f.renewer.watches(&f.lock));
+    f.renewer.unwatch(&f.lock);
+    CHECK(!f.renewer.watches(&f.lock));
+    CHECK_EQ(f.renewer.watching(), 0U);
+    f.mock.advance(300);
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    CHECK(f.mock.done());
+    f.renewer.unwatch(&f.lock);  // not watched: nothing happens
+    CHECK_EQ(f.lost.calls, 0);
+    CHECK(f.lock.held());  // unwatch sends nothing
+}
+
+TEST(watch_refuses_bad_arguments) {
+    Fixture f;
+    CHECK_EQ(f.renewer.watch(f.lock, 900), Status::invalid_argument);  // not held
+    f.held_and_watched();
+    CHECK_EQ(f.renewer.watch(f.lock, 900), Status::invalid_argument);  // already watched
+    f.renewer.unwatch(&f.lock);
+    CHECK_EQ(f.renewer.watch(f.lock, 0), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watch(f.lock, 0x80000000U), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watching(), 0U);
+    f.mock.advance(889);  // validity ran out: no longer held
+    CHECK_EQ(f.renewer.watch(f.lock, 900), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watching(), 0U);
+    CHECK(f.mock.done());
+}
+
+TEST(full_table_is_refused_with_too_large) {
+    Fixture f;
+    // Every request is answered +OK: all the acquires succeed.
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(
+        [](void*, MockPort& m, MockPort::Call call) {
+            if (call == MockPort::Call::connect) m.on_connect();
+            if (call == MockPort::Call::recv) m.reply("+OK\r\n");
+        },
+        nullptr);
+    constexpr int n = RESPLOCK_MAX_RENEWED + 1;
+    char keys[n][8];
+    alignas(Lock) unsigned char storage[n][sizeof(Lock)];
+    Lock* locks[n];
+    for (int i = 0; i < n; ++i) {
+        const int len = std::snprintf(keys[i], sizeof keys[i], "k%d", i);
+        locks[i] = new (storage[i]) Lock(f.conn, {keys[i], static_cast<std::size_t>(len)});
+        CHECK_EQ(locks[i]->acquire(900), Status::ok);
+    }
+    for (int i = 0; i < n - 1; ++i)
+        CHECK_EQ(f.renewer.watch(*locks[i], 900), Status::ok);
+    CHECK_EQ(f.renewer.watching(), static_cast<std::size_t>(RESPLOCK_MAX_RENEWED));
+    CHECK_EQ(f.renewer.watch(*locks[n - 1], 900), Status::too_large);
+    CHECK(!f.renewer.watches(locks[n - 1]));
+    f.renewer.unwatch(locks[0]);
+    CHECK_EQ(f.renewer.watch(*locks[n - 1], 900), Status::ok);
+    CHECK_EQ(f.renewer.watching(), static_cast<std::size_t>(RESPLOCK_MAX_RENEWED));
+    CHECK(f.mock.mismatch() == nullptr);
+}
+
+TEST(tick_returns_the_earliest_due_and_idle_when_empty) {
+    Fixture f;
+    CHECK_EQ(f.tick(), Renewer::idle_ms);
+    f.held_and_watched();
+    Lock other(f.conn, "j");
+    f.mock.expect(wire::cmd({"SET", "j", token1, "NX", "PX", "300"})).reply("+OK\r\n");
+    CHECK_EQ(other.acquire(300), Status::ok);
+    CHECK_EQ(f.renewer.watch(other, 300), Status::ok);
+    CHECK_EQ(f.tick(), 100U);  // j's renewal comes before k's
+    f.mock.advance(100);
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    CHECK_EQ(f.tick(), 100U);
+    f.mock.advance(100);
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    CHECK_EQ(f.tick(), 100U);  // k is due at 300, j again at 300
+    f.mock.advance(100);
+    f.expect_extend(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    CHECK_EQ(f.tick(), 100U);
+    CHECK(f.mock.done());
+}

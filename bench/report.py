@@ -130,27 +130,30 @@ def main():
     print()
     print("== 3. Contended hand-off: K processes, one key, hold 5 ms; a process rejoins once"
           " another holds")
-    print(f"{'waiter':30} {'K':>2} {'acq/s':>7} {'median ms':>10} {'p99 ms':>8}"
-          f" {'med RTTs':>9} {'req/acq':>8} {'SET/acq':>8} {'PTTL/acq':>9}")
+    print(f"{'waiter':34} {'K':>2} {'acq/s':>7} {'median ms':>10} {'p99 ms':>8}"
+          f" {'med RTTs':>9} {'req/acq':>8} {'SET/acq':>8} {'PTTL/acq':>9} {'BLPOP/acq':>10}")
     for strategy, label in (("backoff", "resplock try_acquire backoff"),
-                            ("poll", "poll: acquire, sleep 100 ms")):
+                            ("poll", "poll: acquire, sleep 100 ms"),
+                            ("wake", "resplock try_acquire + wake")):
         for k in (2, 4, 8):
             p = f"handoff.{strategy}.k{k}."
             acq, medn, p99 = num(p + "acq_per_s"), num(p + "handoff_median_ms"), num(
                 p + "handoff_p99_ms")
             req, sets, pttl = num(p + "requests_per_acq"), num(p + "set_per_acq"), num(
                 p + "pttl_per_acq")
-            print(f"{label:30} {k:2d} {acq:7.1f} {medn:10.2f} {p99:8.2f}"
-                  f" {medn * 1000 / rtt_us:9.0f} {req:8.2f} {sets:8.2f} {pttl:9.2f}")
+            blpop = num(p + "blpop_per_acq")
+            print(f"{label:34} {k:2d} {acq:7.1f} {medn:10.2f} {p99:8.2f}"
+                  f" {medn * 1000 / rtt_us:9.1f} {req:8.2f} {sets:8.2f} {pttl:9.2f} {blpop:10.2f}")
             q = f"handoff.{strategy}.k{k}"
             emit(f"{q}.acquisitions_per_s", acq, "1/s", "{:.1f}")
             emit(f"{q}.delay_median", medn, "ms", "{:.2f}")
             emit(f"{q}.delay_p99", p99, "ms", "{:.2f}")
-            emit(f"{q}.delay_median_rtt", medn * 1000 / rtt_us, "round-trips")
+            emit(f"{q}.delay_median_rtt", medn * 1000 / rtt_us, "round-trips", "{:.1f}")
             emit(f"{q}.requests_per_acquisition", req, "requests", "{:.2f}")
             emit(f"{q}.handoffs", int(num(p + "handoffs")), "count")
-    print("  requests: SET + PTTL + EVALSHA/EVAL calls counted by the server (INFO commandstats)"
-          " / acquisitions; a round trip is half an uncontended cycle of part 1")
+    print(f"  requests: SET + PTTL + EVALSHA/EVAL + BLPOP calls counted by the server (INFO"
+          f" commandstats) / acquisitions (for wake, not the SET and PTTL its scripts call); a"
+          f" round trip is half an uncontended cycle of part 1 ({rtt_us:.1f} us)")
 
     print()
     print("== 4. Footprint")

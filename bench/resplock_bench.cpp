@@ -2,10 +2,12 @@
 //   cycle ours|hiredis|raw PORT CYCLES SHA1
 //       acquire + release on one connection, CYCLES times after a warm-up; prints the rate and,
 //       when malloc_count is preloaded, the heap calls made inside the measured loop.
-//   handoff backoff|poll PORT PROCS HOLD_MS SECONDS
+//   handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS
 //       starts PROCS worker processes contending for one key and reports acquisitions per
 //       second, the release-to-next-acquire delay and the server's request count per acquisition.
-//   worker backoff|poll PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
+//       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
+//       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one).
+//   worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
 // Output: `name value` lines on stdout; errors on stderr with a non-zero exit.
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -286,8 +288,10 @@ Status poll_acquire(resplock::Lock& lock, std::int64_t end_ns) {
 }
 
 int worker_mode(int argc, char** argv) {
-    if (argc != 9) fail("usage: worker backoff|poll PORT PROCS HOLD_MS START_NS END_NS FD");
+    if (argc != 9) fail("usage: worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS FD");
     const bool poll = std::strcmp(argv[2], "poll") == 0;
+    resplock::AcquireOptions options;
+    options.wake = std::strcmp(argv[2], "wake") == 0;
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
     const long procs = parse_long(argv[4], "process count");
     const std::int64_t hold_ns = parse_long(argv[5], "hold") * 1000000;
@@ -312,7 +316,7 @@ int worker_mode(int argc, char** argv) {
         } else {
             const auto wait_ms = static_cast<std::uint32_t>(
                 std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
-            s = me.lock.try_acquire(kHandoffTtlMs, wait_ms);
+            s = me.lock.try_acquire(kHandoffTtlMs, wait_ms, options);
         }
         if (s == Status::busy) break;  // the run ended while waiting
         if (s != Status::ok) fail(std::string("worker: acquire: ") + resplock::to_string(s));
@@ -320,7 +324,7 @@ int worker_mode(int argc, char** argv) {
         const std::uint64_t mine = shared->acquisitions.fetch_add(1) + 1;
         sleep_ns(hold_ns);
         const std::int64_t releasing = now_ns();
-        if (me.lock.release() != Status::ok) fail("worker: release failed");
+        if (me.lock.release(options) != Status::ok) fail("worker: release failed");
         holds.push_back({acquired, releasing, 0});
         // Rejoin only once another process has taken the lock: otherwise the releaser, already
         // connected and awake, re-takes it at once and the waiters never get a hand-off.
@@ -348,9 +352,11 @@ double percentile(std::vector<double> v, double p) {
 }
 
 int handoff_mode(int argc, char** argv) {
-    if (argc != 7) fail("usage: handoff backoff|poll PORT PROCS HOLD_MS SECONDS");
+    if (argc != 7) fail("usage: handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS");
     const std::string strategy = argv[2];
-    if (strategy != "backoff" && strategy != "poll") fail("unknown strategy " + strategy);
+    if (strategy != "backoff" && strategy != "poll" && strategy != "wake") {
+        fail("unknown strategy " + strategy);
+    }
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
     const long procs = parse_long(argv[4], "process count");
     const long seconds = parse_long(argv[6], "seconds");
@@ -359,7 +365,7 @@ int handoff_mode(int argc, char** argv) {
     const timeval tv{2, 0};
     redisContext* admin = redisConnectWithTimeout(kHost, port, tv);
     if (admin == nullptr || admin->err != 0) fail("handoff: cannot connect");
-    freeReplyObject(redisCommand(admin, "DEL %s", kHandoffKey));
+    freeReplyObject(redisCommand(admin, "DEL %s %s:wake", kHandoffKey, kHandoffKey));
     freeReplyObject(redisCommand(admin, "CONFIG RESETSTAT"));
 
     const int fd = memfd_create("resplock_bench", 0);  // inherited by the workers
@@ -434,19 +440,25 @@ int handoff_mode(int argc, char** argv) {
         delays_ms.push_back(static_cast<double>(gap) / 1e6);
     }
     const auto n = static_cast<double>(holds.size());
-    const long sets = command_calls(info, "set");
-    const long pttls = command_calls(info, "pttl");
+    // Requests the workers sent. commandstats also counts the commands a script calls, so with
+    // wake (every acquisition attempt is a script) the SET and PTTL counts are not requests.
+    const bool scripted = strategy == "wake";
+    const long sets = scripted ? 0 : command_calls(info, "set");
+    const long pttls = scripted ? 0 : command_calls(info, "pttl");
     const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
+    const long blpops = command_calls(info, "blpop");
     std::printf("acquisitions %zu\n", holds.size());
     std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
     std::printf("handoffs %zu\n", delays_ms.size());
     std::printf("same_process_reacquires %ld\n", same_process);
     std::printf("handoff_median_ms %.3f\n", percentile(delays_ms, 0.5));
     std::printf("handoff_p99_ms %.3f\n", percentile(delays_ms, 0.99));
-    std::printf("requests_per_acq %.2f\n", static_cast<double>(sets + pttls + scripts) / n);
+    std::printf("requests_per_acq %.2f\n",
+                static_cast<double>(sets + pttls + scripts + blpops) / n);
     std::printf("set_per_acq %.2f\n", static_cast<double>(sets) / n);
     std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
     std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
+    std::printf("blpop_per_acq %.2f\n", static_cast<double>(blpops) / n);
     return 0;
 }
 

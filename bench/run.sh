@@ -107,10 +107,18 @@ done
 [ -n "$server_pid" ] || { echo "run.sh: redis-server did not start" >&2; exit 1; }
 cli() { redis-cli -p "$port" "$@"; }
 
-# The library's own release script, loaded once so every EVALSHA hits.
-script_sha=$(sed -n 's/.*script_sha1 = "\([0-9a-f]*\)".*/\1/p' src/lock.cpp)
-script_text=$(sed -n '/script_text =/,/;$/p' src/lock.cpp | grep -o '"[^"]*"' |
-    sed 's/^"//; s/"$//' | tr -d '\n')
+# The library's own release script (owner_script in src/lock.cpp: its SHA1, then its text as
+# adjacent string literals), loaded once so every EVALSHA hits.
+owner_script() { # sha | text
+    python3 - "$1" src/lock.cpp <<'PY'
+import re, sys
+block = re.search(r"owner_script\s*=\s*\{(.*?)\};", open(sys.argv[2]).read(), re.S).group(1)
+parts = re.findall(r'"((?:[^"\\]|\\.)*)"', block)
+print(parts[0] if sys.argv[1] == "sha" else "".join(parts[1:]))
+PY
+}
+script_sha=$(owner_script sha)
+script_text=$(owner_script text)
 loaded=$(cli SCRIPT LOAD "$script_text")
 if [ -z "$script_sha" ] || [ "$loaded" != "$script_sha" ]; then
     echo "run.sh: the script read from src/lock.cpp does not hash to its SHA1" >&2
@@ -172,8 +180,8 @@ record callgrind.short "$cg_short" cycles
 record callgrind.long "$cg_long" cycles
 
 # ---- 3. contended hand-off ----
-echo "3/5 hand-off: K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
-for strategy in backoff poll; do
+echo "3/5 hand-off: backoff, poll, wake; K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
+for strategy in backoff poll wake; do
     for k in 2 4 8; do
         out=$("$bench" handoff "$strategy" "$port" "$k" "$hold_ms" "$handoff_s")
         while read -r name val; do
@@ -185,7 +193,15 @@ done
 # ---- 4. footprint ----
 echo "4/5 footprint ..."
 if command -v arm-none-eabi-g++ >/dev/null; then
-    make -s -C "$repo" size SIZE_BUILD="$build/size-cortex-m4" | grep '^cortex_m4\.' >>"$raw"
+    # The budget itself is checked by the test suite (target.cortex_m4.size): an over-budget
+    # report still gives its figures here, with a warning.
+    make -s -C "$repo" size SIZE_BUILD="$build/size-cortex-m4" >"$build/size.log" 2>&1 ||
+        echo "run.sh: make size failed or reported over budget (see $build/size.log)" >&2
+    if grep -q '^cortex_m4\.core_flash ' "$build/size.log"; then
+        grep '^cortex_m4\.' "$build/size.log" >>"$raw"
+    else
+        record cortex_m4.skipped 1 -
+    fi
 else
     record cortex_m4.skipped 1 -
 fi

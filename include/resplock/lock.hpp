@@ -68,6 +68,12 @@ struct AcquireOptions {
     bool wake = false;
 };
 
+// Smallest connection buffer for every request of the acquisition options (the acquire script's
+// EVAL with KEY, KEY:once and KEY:fence at RESPLOCK_MAX_KEY_LEN bytes): larger than
+// lock_buffer_min(). A smaller buffer works for shorter keys; a request that does not fit returns
+// too_large without being sent.
+std::size_t lock_options_buffer_min() noexcept;
+
 class Lock {
   public:
     // Binds the lock to `key` (copied; binary-safe). An empty key, or one longer than

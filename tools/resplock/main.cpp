@@ -8,20 +8,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string_view>
 
 #include "resplock/config.h"
 #include "resplock/connection.hpp"
 #include "resplock/lock.hpp"
+#include "resplock/quorum_lock.hpp"
+#include "resplock/renewer.hpp"
 #include "resplock/status.hpp"
 #include "resplock_posix.h"
+#include "resplock_renewer_thread.hpp"
 #ifdef RESPLOCK_CLI_TLS
 #include "resplock_mbedtls.h"
 #endif
@@ -53,8 +60,9 @@ constexpr std::size_t server_text_max = 200;   // characters of a server error m
 constexpr std::uint32_t stop_grace_ms = 2000;  // SIGTERM to SIGKILL when the lock is lost
 constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
 
-// The connection buffer: holds one request, then its reply.
-char io_buffer[512];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
+// The connection buffer: holds one request, then its reply (the acquisition options' requests
+// are the longest).
+char io_buffer[1024];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
 
 // ---------------------------------------------------------------------------------------------
 // Messages
@@ -83,8 +91,9 @@ void usage(std::FILE* out) {
         "jobs (like flock(1), but across machines). The Redis key is exactly KEY.\n"
         "\n"
         "Commands:\n"
-        "  acquire KEY              take the lock and print its token on stdout; the lock stays\n"
-        "                           until its TTL ends or it is released with the token\n"
+        "  acquire KEY              take the lock and print its token on stdout (with --fence:\n"
+        "                           TOKEN FENCE); the lock stays until its TTL ends or it is\n"
+        "                           released with the token\n"
         "  release KEY TOKEN        release the lock, only if TOKEN still owns it\n"
         "  extend KEY TOKEN         reset the lock's TTL to --ttl, only if TOKEN still owns it\n"
         "  status KEY               print \"held <remaining-ms>\" or \"free\"\n"
@@ -92,8 +101,9 @@ void usage(std::FILE* out) {
         "                           take the lock, run COMMAND while holding it (renewed every\n"
         "                           ttl/3), release it when COMMAND ends and exit with COMMAND's\n"
         "                           status (128+N if it died of signal N). COMMAND sees\n"
-        "                           RESPLOCK_KEY and RESPLOCK_TOKEN in its environment; it gets\n"
-        "                           SIGTERM, then SIGKILL 2 s later, if the lock is lost.\n"
+        "                           RESPLOCK_KEY and RESPLOCK_TOKEN (and RESPLOCK_FENCE with\n"
+        "                           --fence) in its environment; it gets SIGTERM, then SIGKILL\n"
+        "                           2 s later, if the lock is lost.\n"
         "                           SIGINT, SIGTERM and SIGHUP sent to resplock are passed on.\n"
         "\n"
         "Options (before or after the command; --opt=value works too):\n"
@@ -101,14 +111,26 @@ void usage(std::FILE* out) {
         "                           (IPv6: redis://[::1]:6379; %XX escapes in user and password)\n"
         "                           rediss://... is the same over TLS (needs --cacert)\n"
         "                           default: $REDIS_URL, else redis://127.0.0.1:6379\n"
+        "                           Several URLs (--url given up to 5 times, or one value with\n"
+        "                           URLs separated by commas) make a quorum lock (Redlock): held\n"
+        "                           only while a majority of those independent servers hold it\n"
         "      --password-file PATH read the password from the first line of PATH (keeps it out\n"
-        "                           of ps); overrides a password in the URL\n"
+        "                           of ps); overrides a password in the URL(s)\n"
         "      --ttl MS             lock time-to-live in milliseconds (1..2147483647)\n"
         "                           default: 30000\n"
         "      --wait MS            how long acquire and run wait for a busy lock\n"
         "                           default: 0 (a single attempt)\n"
         "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
         "                           default: 2000\n"
+        "One server only (not with several URLs):\n"
+        "      --fence              acquire/run: also take a fencing number, strictly increasing\n"
+        "                           per KEY (counter KEY:fence); give it to the resource you\n"
+        "                           protect so that it can refuse a holder whose lock expired\n"
+        "      --once-per MS        acquire/run: at most once per MS by anyone: busy (75) until\n"
+        "                           MS have passed since the last acquisition, even if it was\n"
+        "                           released early (marker KEY:once, on the server's clock)\n"
+        "      --wake               wait by blocking on KEY:wake (BLPOP) instead of polling, and\n"
+        "                           wake a waiter on release; every party should use it\n"
         "TLS (rediss:// only; the server's certificate is always verified):\n"
         "      --cacert FILE        CA certificate(s), PEM or DER, that must have signed the\n"
         "                           server's certificate (e.g. "
@@ -147,6 +169,9 @@ void usage(std::FILE* out) {
         "Examples:\n"
         "  # a cron job that must never run twice at once, on any host:\n"
         "  resplock --wait 60000 run nightly-backup -- /usr/local/bin/backup.sh\n"
+        "\n"
+        "  # at most once an hour across the fleet, whoever gets there first:\n"
+        "  resplock --once-per 3600000 run hourly-report -- ./report.sh\n"
         "\n"
         "  # take the lock in one step and release it in another:\n"
         "  token=$(resplock --ttl 120000 acquire deploy) || exit\n"
@@ -400,7 +425,8 @@ bool read_password_file(const char* path, Endpoint& ep) {
 enum class Command { none, acquire, release, extend, status, run };
 
 struct Options {
-    const char* url = nullptr;
+    std::string_view urls[RESPLOCK_MAX_SERVERS];  // --url, each given or comma-separated
+    int url_count = 0;
     const char* password_file = nullptr;
     const char* cacert = nullptr;  // TLS: --cacert, --cert, --key, --tls-server-name
     const char* cert = nullptr;
@@ -410,6 +436,9 @@ struct Options {
     std::uint32_t ttl_ms = 30000;
     std::uint32_t wait_ms = 0;
     std::uint32_t timeout_ms = 2000;
+    bool fence = false;             // --fence
+    std::uint32_t once_per_ms = 0;  // --once-per
+    bool wake = false;              // --wake
     Command command = Command::none;
     const char* command_name = "";
     const char* operands[3] = {};  // KEY [TOKEN]: positionals after the command
@@ -427,6 +456,31 @@ Command command_from(const char* name) {
     return Command::none;
 }
 
+// Adds the URLs of one --url value (or of REDIS_URL): one URL, or several separated by commas,
+// each starting with redis:// or rediss:// (a comma elsewhere, as in a password, is kept).
+bool add_urls(Options& o, const char* value) {
+    std::string_view rest(value);
+    for (;;) {
+        std::size_t cut = rest.size();
+        for (std::size_t i = rest.find(','); i != std::string_view::npos;
+             i = rest.find(',', i + 1)) {
+            const std::string_view next = rest.substr(i + 1);
+            if (starts_with_nocase(next, "redis://") || starts_with_nocase(next, "rediss://")) {
+                cut = i;
+                break;
+            }
+        }
+        if (o.url_count == RESPLOCK_MAX_SERVERS) {
+            report("too many servers: at most %d URLs (a quorum lock over up to %d servers)",
+                   RESPLOCK_MAX_SERVERS, RESPLOCK_MAX_SERVERS);
+            return false;
+        }
+        o.urls[o.url_count++] = rest.substr(0, cut);
+        if (cut == rest.size()) return true;
+        rest.remove_prefix(cut + 1);
+    }
+}
+
 // Values an option takes; `value` is null when the option was not given one.
 bool apply_option(Options& o, std::string_view name, const char* value) {
     std::uint32_t* number = nullptr;
@@ -438,9 +492,10 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         lo = 0;
     } else if (name == "timeout") {
         number = &o.timeout_ms;
+    } else if (name == "once-per") {
+        number = &o.once_per_ms;
     } else if (name == "url") {
-        o.url = value;
-        return true;
+        return add_urls(o, value);
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -470,7 +525,15 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
 bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
-           name == "tls-server-name";
+           name == "tls-server-name" || name == "once-per";
+}
+
+// Options that take no value.
+bool* flag_of(Options& o, std::string_view name) {
+    if (name == insecure_flag) return &o.insecure;
+    if (name == "fence") return &o.fence;
+    if (name == "wake") return &o.wake;
+    return nullptr;
 }
 
 // Adds one positional argument. For run, the first one after KEY starts COMMAND.
@@ -544,12 +607,12 @@ int parse_args(int argc, char** argv, Options& o) {
             }
             return std::fflush(stdout) == 0 ? exit_ok : exit_io;
         }
-        if (name == insecure_flag) {
+        if (bool* flag = flag_of(o, name); flag != nullptr) {
             if (value != nullptr) {
-                report("--%s takes no value", insecure_flag);
+                report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
                 return exit_usage;
             }
-            o.insecure = true;
+            *flag = true;
             continue;
         }
         if (!takes_value(name)) {
@@ -651,7 +714,7 @@ int exit_code(Status s) {
 // What the tool talks to, for messages ("127.0.0.1:6379", "[::1]:6379"; never the password).
 struct Target {
     const char* host;
-    char where[max_host_len + 16];
+    char where[max_host_len + 16];  // a quorum's list of servers is cut to fit
     std::uint32_t timeout_ms;
     const resplock::Connection* conn;  // for the server's error text
 #ifdef RESPLOCK_CLI_TLS
@@ -781,8 +844,8 @@ void describe(Status s, const Target& t, char* out, std::size_t cap) {
             break;
     }
     if (is_error_reply(s)) {
-        char text[server_text_max + 8];
-        server_text(*t.conn, text, sizeof text);
+        char text[server_text_max + 8] = "";
+        if (t.conn != nullptr) server_text(*t.conn, text, sizeof text);
         const Status shown = refused_in_script(s, t) ? Status::no_permission : s;
         (void)std::snprintf(out, cap, "%s from %s%s%s", resplock::to_string(shown), t.where,
                             text[0] != '\0' ? ": " : "", text);
@@ -848,16 +911,56 @@ int fail_owner(Status s, const Options& o, const Target& t) {
 // ---------------------------------------------------------------------------------------------
 // Commands
 
-int cmd_acquire(resplock::Lock& lock, const Options& o, const Target& t) {
+// The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options) or a
+// quorum over several (resplock::QuorumLock). The commands below are written once for both.
+resplock::AcquireOptions acquire_options(const Options& o) {
+    resplock::AcquireOptions options;
+    options.fence = o.fence;
+    options.once_per_ms = o.once_per_ms;
+    options.wake = o.wake;
+    return options;
+}
+
+Status take(resplock::Lock& lock, const Options& o, std::uint64_t& fence) {
+    if (!o.fence && o.once_per_ms == 0 && !o.wake) return lock.try_acquire(o.ttl_ms, o.wait_ms);
+    return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o), &fence);
+}
+Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
+    return lock.try_acquire(o.ttl_ms, o.wait_ms);
+}
+
+Status give_back(resplock::Lock& lock, const Options& o) {
+    return o.wake ? lock.release(acquire_options(o)) : lock.release();
+}
+Status give_back(resplock::QuorumLock& lock, const Options& /*o*/) {
+    return lock.release();
+}
+
+// In a forked child: close our copies of the sockets (the parent keeps its own).
+void close_in_child(const resplock::Lock& lock) {
+    lock.connection().close();
+}
+void close_in_child(resplock::QuorumLock& lock) {
+    lock.close();
+}
+
+template <class L>
+int cmd_acquire(L& lock, const Options& o, const Target& t) {
     // A closed stdout must give an error we can act on (release), not a silent SIGPIPE death.
     (void)signal(SIGPIPE, SIG_IGN);
-    const Status s = lock.try_acquire(o.ttl_ms, o.wait_ms);
+    std::uint64_t fence = 0;
+    const Status s = take(lock, o, fence);
     if (s != Status::ok) return fail_acquire(s, o, t);
     const std::string_view token = lock.token();
-    std::printf("%.*s\n", static_cast<int>(token.size()), token.data());
+    if (o.fence) {
+        std::printf("%.*s %llu\n", static_cast<int>(token.size()), token.data(),
+                    static_cast<unsigned long long>(fence));
+    } else {
+        std::printf("%.*s\n", static_cast<int>(token.size()), token.data());
+    }
     if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
         const int err = errno;
-        const Status r = lock.release();
+        const Status r = give_back(lock, o);
         report("acquire %s: cannot write the token to stdout: %s; %s", o.operands[0],
                std::strerror(err),
                r == Status::ok ? "lock released" : "the lock expires by its TTL");
@@ -866,22 +969,21 @@ int cmd_acquire(resplock::Lock& lock, const Options& o, const Target& t) {
     return exit_ok;
 }
 
-int cmd_release(resplock::Lock& lock, const Options& o, const Target& t) {
+template <class L>
+int cmd_release(L& lock, const Options& o, const Target& t) {
     Status s = lock.adopt(o.operands[1]);
-    if (s == Status::ok) s = lock.release();
+    if (s == Status::ok) s = give_back(lock, o);
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
-int cmd_extend(resplock::Lock& lock, const Options& o, const Target& t) {
+template <class L>
+int cmd_extend(L& lock, const Options& o, const Target& t) {
     Status s = lock.adopt(o.operands[1]);
     if (s == Status::ok) s = lock.extend(o.ttl_ms);
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
-int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
-    resplock::LockInfo info;
-    const Status s = lock.query(info);
-    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+int print_status(const resplock::LockInfo& info) {
     if (info.state == resplock::LockState::free) {
         std::puts("free");
         (void)std::fflush(stdout);
@@ -889,6 +991,22 @@ int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
     }
     std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
+    resplock::LockInfo info;
+    const Status s = lock.query(info);
+    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+    return print_status(info);
+}
+
+// Over a quorum: held while a majority of the servers hold the key with one token; the time
+// shown is the shortest PTTL among them.
+int cmd_status(resplock::QuorumLock& lock, const Options& o, const Target& t) {
+    resplock::LockInfo info;
+    const Status s = lock.query(info);
+    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+    return print_status(info);
 }
 
 std::uint64_t now_ms() {
@@ -946,14 +1064,19 @@ int child_exit_code(int status) {
 }
 
 // In the forked child: export the lock, restore the caller's signal state and exec COMMAND.
-[[noreturn]] void exec_child(resplock::Lock& lock, const Options& o, const sigset_t& old_mask,
-                             const struct sigaction& old_chld) {
-    lock.connection().close();  // our copy of the socket; the parent keeps its own
+template <class L>
+[[noreturn]] void exec_child(L& lock, const Options& o, std::uint64_t fence,
+                             const sigset_t& old_mask, const struct sigaction& old_chld) {
+    close_in_child(lock);
     char token[resplock::max_token_len + 1];
     const std::string_view t = lock.token();
     std::memcpy(token, t.data(), t.size());
     token[t.size()] = '\0';
-    if (setenv("RESPLOCK_TOKEN", token, 1) != 0 || setenv("RESPLOCK_KEY", o.operands[0], 1) != 0) {
+    char fence_text[24];
+    (void)std::snprintf(fence_text, sizeof fence_text, "%llu",
+                        static_cast<unsigned long long>(fence));
+    if (setenv("RESPLOCK_TOKEN", token, 1) != 0 || setenv("RESPLOCK_KEY", o.operands[0], 1) != 0 ||
+        (o.fence && setenv("RESPLOCK_FENCE", fence_text, 1) != 0)) {
         report("cannot run %.100s: %s", o.run_argv[0], std::strerror(errno));
         _exit(exit_cannot_run);
     }
@@ -965,14 +1088,32 @@ int child_exit_code(int status) {
     _exit(err == ENOENT || err == ENOTDIR ? exit_not_found : exit_cannot_run);
 }
 
-int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
+// What the renewal thread tells the main thread when the lock is lost.
+struct LostNote {
+    std::atomic<int> why{-1};  // the Status, once lost
+    pthread_t main_thread{};
+};
+
+template <class L>
+int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
     const char* key = o.operands[0];
-    Status s = lock.try_acquire(o.ttl_ms, o.wait_ms);
-    if (s != Status::ok) return fail_acquire(s, o, t);
+    std::uint64_t fence = 0;
+    Status s = take(lock, o, fence);
+    if (s != Status::ok) {
+        if (s == Status::busy && o.once_per_ms != 0) {
+            report(
+                "run %s: not run: the lock is held, or was taken less than %u ms ago "
+                "(--once-per)",
+                key, o.once_per_ms);
+            return exit_busy;
+        }
+        return fail_acquire(s, o, t);
+    }
 
     // Signals are taken synchronously with sigtimedwait, so they are blocked from before fork
-    // (none can be lost in between). SIGCHLD must not be ignored, or the child would be reaped
-    // behind our back; the child gets the caller's disposition and mask back before exec.
+    // (none can be lost in between) and in the renewal thread. SIGCHLD must not be ignored, or
+    // the child would be reaped behind our back; the child gets the caller's disposition and
+    // mask back before exec.
     struct sigaction dfl {};
     struct sigaction old_chld {};
     dfl.sa_handler = SIG_DFL;
@@ -989,7 +1130,7 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
 
     if (!lock.held()) {
         // A TTL so short that nothing of it is left to rely on: do not start COMMAND.
-        (void)lock.release();
+        (void)give_back(lock, o);
         report(
             "run %s: lock lost (its %u ms TTL ran out before COMMAND could start); not "
             "running COMMAND",
@@ -1002,71 +1143,57 @@ int cmd_run(resplock::Lock& lock, const Options& o, const Target& t) {
     const pid_t child = fork();
     if (child < 0) {
         const int err = errno;
-        (void)lock.release();
+        (void)give_back(lock, o);
         report("cannot run %.100s: fork: %s", o.run_argv[0], std::strerror(err));
         return exit_cannot_run;
     }
-    if (child == 0) exec_child(lock, o, old_mask, old_chld);
+    if (child == 0) exec_child(lock, o, fence, old_mask, old_chld);
 
-    const std::uint32_t interval = o.ttl_ms / 3 > 0 ? o.ttl_ms / 3 : 1;
-    std::uint64_t next_renewal = now_ms() + interval;
-    char last_failure[512];  // why the latest renewal failed, while renewals keep failing
-    last_failure[0] = '\0';
+    // The library's renewal driver keeps the lock (every ttl/3) on its own thread, and reports
+    // a loss by a SIGCHLD to this thread, which then looks at `note`.
+    LostNote note;
+    note.main_thread = pthread_self();
+    resplock::Renewer renewer;
+    resplock::RenewerThread renewals(renewer, port);
+    s = renewer.watch(
+        lock, o.ttl_ms,
+        [](void* user, void* /*lock*/, Status why) {
+            auto& n = *static_cast<LostNote*>(user);
+            n.why.store(static_cast<int>(why));
+            (void)pthread_kill(n.main_thread, SIGCHLD);
+        },
+        &note);
+    if (s == Status::ok) s = renewals.start();
+    if (s != Status::ok) note.why.store(static_cast<int>(s));
+
     int status = 0;
-    char lost[800];
-    lost[0] = '\0';
-    for (;;) {
-        if (reaped(child, status)) break;
-        const std::uint32_t remaining = lock.remaining_ms();
-        if (remaining == 0) {
-            (void)std::snprintf(lost, sizeof lost, "its TTL ran out before a renewal succeeded%s%s",
-                                last_failure[0] != '\0' ? "; last attempt: " : "", last_failure);
-            break;
-        }
-        const std::uint64_t now = now_ms();
-        if (now < next_renewal) {
-            std::uint64_t wait = next_renewal - now;
-            if (wait > remaining) wait = remaining;
-            siginfo_t info{};
-            const int sig = wait_signal(watched, wait, info);
-            // A signal from the terminal or the kernel (si_code > 0) reached the whole process
-            // group, COMMAND included; one sent with kill() reached only us: pass it on.
-            if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && info.si_code <= 0) {
-                (void)kill(child, sig);
-            }
-            continue;
-        }
-        s = lock.extend(o.ttl_ms);
-        if (s == Status::ok) {
-            last_failure[0] = '\0';
-            next_renewal = now_ms() + interval;
-        } else if (s == Status::not_owner || s == Status::expired) {
-            (void)std::snprintf(lost, sizeof lost, "%s",
-                                s == Status::not_owner ? "another holder has the key"
-                                                       : "the key is gone: expired or deleted");
-            break;
-        } else {
-            // Transient (or at least not a "no"): retry sooner while validity lasts. Nothing is
-            // printed unless the lock is lost in the end.
-            describe(s, t, last_failure, sizeof last_failure);
-            std::uint32_t retry = o.ttl_ms / 10;
-            const std::uint32_t half = lock.remaining_ms() / 2;
-            if (half < retry) retry = half;
-            if (retry < 10) retry = 10;
-            next_renewal = now_ms() + retry;
+    while (note.why.load() < 0 && !reaped(child, status)) {
+        siginfo_t info{};
+        const int sig = wait_signal(watched, 1000, info);
+        // A signal from the terminal or the kernel (si_code > 0) reached the whole process
+        // group, COMMAND included; one sent with kill() reached only us: pass it on.
+        if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && info.si_code <= 0) {
+            (void)kill(child, sig);
         }
     }
+    renewals.stop();
 
-    if (lost[0] != '\0') {
-        report("run %s: lock lost (%s); stopping COMMAND", key, lost);
+    if (note.why.load() >= 0) {
+        const auto why = static_cast<Status>(note.why.load());
+        // The lock object forgets its token when the server said the key is not ours.
+        const char* what = why == Status::not_owner ? "another holder has the key"
+                           : lock.token().empty()   ? "the key is gone: expired or deleted"
+                           : why == Status::expired ? "its TTL ran out before a renewal succeeded"
+                                                    : resplock::to_string(why);
+        report("run %s: lock lost (%s); stopping COMMAND", key, what);
         stop_child(child, watched);
         // The key may still carry our token if only the server was out of reach: free it if so.
-        if (!lock.token().empty()) (void)lock.release();
+        if (!lock.token().empty()) (void)give_back(lock, o);
         return exit_lost;
     }
 
     const int code = child_exit_code(status);
-    s = lock.release();
+    s = give_back(lock, o);
     if (s == Status::not_owner || s == Status::expired) {
         report("run %s: warning: the lock was no longer held when COMMAND ended (%s)", key,
                s == Status::not_owner ? "another holder has it" : "the key was gone");
@@ -1175,28 +1302,20 @@ int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t
 }
 #endif
 
-int run(int argc, char** argv) {
-    Options o;
-    const int parsed = parse_args(argc, argv, o);
-    if (parsed >= 0) return parsed;
-
-    const char* source = "--url";
-    const char* url = o.url;
-    if (url == nullptr) {
-        const char* env = std::getenv("REDIS_URL");
-        if (env != nullptr && *env != '\0') {
-            url = env;
-            source = "REDIS_URL";
-        } else {
-            url = default_url;
-        }
+// Parses one URL (a view into argv or the environment) into ep, with the checks every server
+// gets. Returns -1 on success, else the exit code.
+int endpoint_from(std::string_view url, const char* source, const Options& o, Endpoint& ep) {
+    char text[2048];
+    if (url.size() >= sizeof text) {
+        report("invalid URL in %s: longer than %zu characters", source, sizeof text - 1);
+        return exit_usage;
     }
-    static Endpoint ep;
+    std::memcpy(text, url.data(), url.size());
+    text[url.size()] = '\0';
     const char* why = "";
-    const UrlResult u = parse_url(url, ep, &why);
-    if (u != UrlResult::ok) {
+    if (parse_url(text, ep, &why) != UrlResult::ok) {
         char masked[400];
-        mask_url(url, masked, sizeof masked);
+        mask_url(text, masked, sizeof masked);
         report("invalid URL in %s '%s': %s", source, masked, why);
         return exit_usage;
     }
@@ -1228,20 +1347,129 @@ int run(int argc, char** argv) {
         return exit_usage;
     }
 #endif
-    if (resplock::lock_buffer_min() > sizeof io_buffer) {
+    return -1;
+}
+
+resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o) {
+    resplock::ConnectionConfig config;
+    config.host = ep.host;
+    config.port = ep.port;
+    config.username = ep.has_username ? ep.username : nullptr;
+    config.password = ep.has_password ? ep.password : nullptr;
+    config.db = ep.db;
+    config.timeout_ms = o.timeout_ms;
+    return config;
+}
+
+template <class L>
+int dispatch(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
+    switch (o.command) {
+        case Command::acquire:
+            return cmd_acquire(lock, o, t);
+        case Command::release:
+            return cmd_release(lock, o, t);
+        case Command::extend:
+            return cmd_extend(lock, o, t);
+        case Command::status:
+            return cmd_status(lock, o, t);
+        case Command::run:
+            return cmd_run(lock, o, t, port);
+        case Command::none:
+            break;
+    }
+    return exit_usage;
+}
+
+// A quorum lock over the servers of eps[0..count).
+int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t& port) {
+    if (o.fence || o.once_per_ms != 0 || o.wake) {
+        report(
+            "--fence, --once-per and --wake work with one server only, not with a quorum of "
+            "%d (several --url)",
+            count);
+        return exit_usage;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (eps[i].tls) {
+            report("rediss:// (TLS) is not supported in a quorum lock (several --url)");
+            return exit_usage;
+        }
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static char buffers[RESPLOCK_MAX_SERVERS][sizeof io_buffer];
+    // One transport context per server: a port context holds one connection.
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static resplock_posix_t contexts[RESPLOCK_MAX_SERVERS];
+    resplock_port_t ports[RESPLOCK_MAX_SERVERS];
+    std::optional<resplock::Connection> conns[RESPLOCK_MAX_SERVERS];
+    resplock::Connection* list[RESPLOCK_MAX_SERVERS] = {};
+    Target target{};
+    int used = std::snprintf(target.where, sizeof target.where, "a quorum of %d servers (", count);
+    for (int i = 0; i < count; ++i) {
+        const auto n = static_cast<std::size_t>(used);
+        if (n < sizeof target.where) {
+            used += std::snprintf(target.where + n, sizeof target.where - n,
+                                  eps[i].ipv6 ? "%s[%s]:%u" : "%s%s:%u", i == 0 ? "" : ", ",
+                                  eps[i].host, static_cast<unsigned>(eps[i].port));
+        }
+        ports[i] = resplock_posix_port(&contexts[i]);
+        conns[i].emplace(ports[i], connection_config(eps[i], o), buffers[i], sizeof buffers[i]);
+        list[i] = &*conns[i];
+    }
+    const auto n = static_cast<std::size_t>(used);
+    if (n < sizeof target.where)
+        (void)std::snprintf(target.where + n, sizeof target.where - n, ")");
+    target.host = eps[0].host;
+    target.timeout_ms = o.timeout_ms;
+    target.conn = nullptr;  // several servers: no single error text
+    resplock::QuorumLock lock(list, static_cast<std::size_t>(count), o.operands[0]);
+    return dispatch(lock, o, target, port);
+}
+
+int run(int argc, char** argv) {
+    Options o;
+    const int parsed = parse_args(argc, argv, o);
+    if (parsed >= 0) return parsed;
+
+    const char* source = "--url";
+    if (o.url_count == 0) {
+        const char* env = std::getenv("REDIS_URL");
+        if (env != nullptr && *env != '\0') {
+            source = "REDIS_URL";
+            if (!add_urls(o, env)) return exit_usage;
+        } else {
+            o.urls[o.url_count++] = default_url;
+        }
+    }
+    if (o.once_per_ms != 0 && o.command != Command::run && o.command != Command::acquire) {
+        report("--once-per applies to run and acquire only");
+        return exit_usage;
+    }
+    if (o.fence && o.command != Command::run && o.command != Command::acquire) {
+        report("--fence applies to run and acquire only");
+        return exit_usage;
+    }
+    if (resplock::lock_options_buffer_min() > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
-               sizeof io_buffer, resplock::lock_buffer_min());
+               sizeof io_buffer, resplock::lock_options_buffer_min());
         return exit_protocol;
     }
+    static Endpoint eps[RESPLOCK_MAX_SERVERS];
+    for (int i = 0; i < o.url_count; ++i) {
+        const int r = endpoint_from(o.urls[i], source, o, eps[i]);
+        if (r >= 0) return r;
+    }
 
+    static resplock_posix_t posix;
+    resplock_port_t port = resplock_posix_port(&posix);
+    if (o.url_count > 1) return run_quorum(o, eps, o.url_count, port);
+
+    const Endpoint& ep = eps[0];
     Target target{};
     (void)std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
                         static_cast<unsigned>(ep.port));
     target.host = ep.host;
     target.timeout_ms = o.timeout_ms;
-
-    static resplock_posix_t posix;
-    resplock_port_t port = resplock_posix_port(&posix);
 #ifdef RESPLOCK_CLI_TLS
     static resplock_mbedtls_t tls;
     target.tls = nullptr;
@@ -1253,32 +1481,10 @@ int run(int argc, char** argv) {
         target.tls = &tls;
     }
 #endif
-    resplock::ConnectionConfig config;
-    config.host = ep.host;
-    config.port = ep.port;
-    config.username = ep.has_username ? ep.username : nullptr;
-    config.password = ep.has_password ? ep.password : nullptr;
-    config.db = ep.db;
-    config.timeout_ms = o.timeout_ms;
-    resplock::Connection conn(port, config, io_buffer, sizeof io_buffer);
+    resplock::Connection conn(port, connection_config(ep, o), io_buffer, sizeof io_buffer);
     target.conn = &conn;
     resplock::Lock lock(conn, o.operands[0]);
-
-    switch (o.command) {
-        case Command::acquire:
-            return cmd_acquire(lock, o, target);
-        case Command::release:
-            return cmd_release(lock, o, target);
-        case Command::extend:
-            return cmd_extend(lock, o, target);
-        case Command::status:
-            return cmd_status(lock, o, target);
-        case Command::run:
-            return cmd_run(lock, o, target);
-        case Command::none:
-            break;
-    }
-    return exit_usage;
+    return dispatch(lock, o, target, port);
 }
 
 }  // namespace

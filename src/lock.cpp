@@ -8,6 +8,7 @@ namespace resplock {
 
 using namespace std::string_view_literals;
 
+using detail::bulk_size;
 using detail::reply_lost;
 using detail::reply_malformed;
 using detail::valid_ttl;
@@ -24,13 +25,6 @@ constexpr detail::Script owner_script = {
     "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
     "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
     "r('pexpire',k,a[2]) end return r('del',k)"};
-
-constexpr std::size_t digits(std::size_t n) {
-    return n < 10 ? 1 : 1 + digits(n / 10);
-}
-constexpr std::size_t bulk_size(std::size_t n) {
-    return 1 + digits(n) + 2 + n + 2;
-}
 
 }  // namespace
 

@@ -9,6 +9,8 @@
 namespace resplock {
 
 using namespace std::string_view_literals;
+using detail::bulk_size;
+using detail::digits;
 
 namespace {
 
@@ -47,13 +49,6 @@ class KeyName {
     char text_[RESPLOCK_MAX_KEY_LEN + 6];  // ":fence" is the longest suffix
     std::size_t len_;
 };
-
-constexpr std::size_t digits(std::size_t n) noexcept {
-    return n < 10 ? 1 : 1 + digits(n / 10);
-}
-constexpr std::size_t bulk_size(std::size_t n) noexcept {
-    return 1 + digits(n) + 2 + n + 2;
-}
 
 // Whether the EVAL form of args[0..count) (args[2..] filled) fits the connection's buffer. The
 // EVALSHA form is shorter, but the EVAL fallback after a cache flush must fit too: refusing up

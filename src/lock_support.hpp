@@ -22,6 +22,15 @@ inline bool reply_malformed(Status s) noexcept {
     return s == Status::protocol_error || s == Status::too_large;
 }
 
+// Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF): for
+// sizing the longest request of each kind of lock at compile time.
+constexpr std::size_t digits(std::size_t n) noexcept {
+    return n < 10 ? 1 : 1 + digits(n / 10);
+}
+constexpr std::size_t bulk_size(std::size_t n) noexcept {
+    return 1 + digits(n) + 2 + n + 2;
+}
+
 inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
     return ttl_ms >= 1 && ttl_ms <= max_ttl_ms;
 }

@@ -8,6 +8,7 @@ namespace resplock {
 
 using namespace std::string_view_literals;
 
+using detail::bulk_size;
 using detail::reply_lost;
 using detail::reply_malformed;
 using detail::valid_ttl;
@@ -46,12 +47,6 @@ constexpr const detail::Script* scripts[] = {&acquire_script, &release_script, &
                                              &query_script};
 enum : std::size_t { acquire_op, release_op, extend_op, query_op };
 
-constexpr std::size_t digits(std::size_t n) {
-    return n < 10 ? 1 : 1 + digits(n / 10);
-}
-constexpr std::size_t bulk_size(std::size_t n) {
-    return 1 + digits(n) + 2 + n + 2;
-}
 // *N EVAL <text> 1 <key> <owner> [<ttl>] at the longest key and owner id.
 constexpr std::size_t eval_size(const detail::Script& s, bool ttl) {
     return 4 + bulk_size(4) + bulk_size(s.text.size()) + bulk_size(1) +

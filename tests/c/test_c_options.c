@@ -8,28 +8,7 @@
 #include "resplock/resplock_options.h"
 #include "resplock_posix.h"
 
-static int failures;
-static int checks;
-
-#define CHECK(cond)                                                           \
-    do {                                                                      \
-        ++checks;                                                             \
-        if (!(cond)) {                                                        \
-            ++failures;                                                       \
-            printf("  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                     \
-    } while (0)
-
-#define CHECK_STATUS(expr, want)                                                    \
-    do {                                                                            \
-        resplock_status_t got_ = (expr);                                            \
-        ++checks;                                                                   \
-        if (got_ != (want)) {                                                       \
-            ++failures;                                                             \
-            printf("  %s:%d: %s gave %s, expected %s\n", __FILE__, __LINE__, #expr, \
-                   resplock_status_str(got_), resplock_status_str(want));           \
-        }                                                                           \
-    } while (0)
+#include "c_check.h"
 
 int main(void) {
     static char buf_a[1024], buf_b[1024];

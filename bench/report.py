@@ -151,6 +151,16 @@ def main():
             emit(f"{q}.delay_median_rtt", medn * 1000 / rtt_us, "round-trips", "{:.1f}")
             emit(f"{q}.requests_per_acquisition", req, "requests", "{:.2f}")
             emit(f"{q}.handoffs", int(num(p + "handoffs")), "count")
+    idle_us = num("idle_rtt.median_us")
+    emit("idle_rtt", idle_us, "us", "{:.1f}")
+    for k in (2, 4, 8):
+        medn = num(f"handoff.wake.k{k}.handoff_median_ms")
+        emit(f"handoff.wake.k{k}.delay_median_idle_rtt", medn * 1000 / idle_us, "round-trips",
+             "{:.1f}")
+    print(f"  round trip of a client asleep 2 ms before each PING (as a woken waiter):"
+          f" {idle_us:.1f} us; wake median in those: "
+          + " / ".join(f"{num(f'handoff.wake.k{k}.handoff_median_ms') * 1000 / idle_us:.1f}"
+                       for k in (2, 4, 8)) + " (K = 2 / 4 / 8)")
     print(f"  requests: SET + PTTL + EVALSHA/EVAL + BLPOP calls counted by the server (INFO"
           f" commandstats) / acquisitions (for wake, not the SET and PTTL its scripts call); a"
           f" round trip is half an uncontended cycle of part 1 ({rtt_us:.1f} us)")
@@ -166,12 +176,13 @@ def main():
         worst = max(stacks, key=lambda k: stacks[k])
         flash, ram = int(num("cortex_m4.core_flash")), int(num("cortex_m4.core_ram"))
         print(f"Cortex-M4 (-Os, arm-none-eabi-g++): core flash {flash} B, static RAM {ram} B,"
-              f" worst stack {stacks[worst]} B ({worst})")
+              f" worst stack of any public call {stacks[worst]} B ({worst}; the plain lock's"
+              f" try_acquire {stacks.get('Lock::try_acquire/2', 0)} B)")
         emit("footprint.cortex_m4.flash", flash, "bytes")
         emit("footprint.cortex_m4.ram", ram, "bytes")
         emit("footprint.cortex_m4.stack_worst", stacks[worst], "bytes")
     print(f"{'x86-64 static library (-O2)':40} {'.a bytes':>9} {'text+data+bss':>14}")
-    for lib, label in (("resplock", "libresplock.a (core + C API)"),
+    for lib, label in (("resplock", "libresplock.a (every object)"),
                        ("resplock_posix", "libresplock_posix.a (POSIX port)"),
                        ("hiredis", "libhiredis.a (Debian)")):
         f, c = int(num(f"x86_64.{lib}.file")), int(num(f"x86_64.{lib}.code"))

@@ -8,6 +8,9 @@
 //       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
 //       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one).
 //   worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
+//   idle_rtt PORT COUNT GAP_US
+//       PING round trips of a client that sleeps GAP_US before each one, as a waiter does before
+//       it is woken: the round trip a hand-off pays, wake-ups of both processes included.
 // Output: `name value` lines on stdout; errors on stderr with a non-zero exit.
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -464,11 +467,33 @@ int handoff_mode(int argc, char** argv) {
 
 }  // namespace
 
+int idle_rtt_mode(int argc, char** argv) {
+    if (argc != 5) fail("usage: idle_rtt PORT COUNT GAP_US");
+    const auto port = static_cast<std::uint16_t>(std::atoi(argv[2]));
+    const long count = std::atol(argv[3]);
+    const long gap_us = std::atol(argv[4]);
+    RawClient client(port, "unused");
+    const std::string ping = RawClient::encode({"PING"});
+    std::vector<double> us;
+    for (long i = 0; i < count; ++i) {
+        timespec gap{0, gap_us * 1000};
+        nanosleep(&gap, nullptr);
+        const std::int64_t start = now_ns();
+        if (!client.round_trip(ping, "+PONG\r\n")) fail("idle_rtt: PING failed");
+        us.push_back(static_cast<double>(now_ns() - start) / 1000.0);
+    }
+    std::sort(us.begin(), us.end());
+    std::printf("pings %ld\n", count);
+    std::printf("median_us %.1f\n", us[us.size() / 2]);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) fail("usage: resplock_bench cycle|handoff|worker ...");
     const std::string mode = argv[1];
     if (mode == "cycle") return cycle_mode(argc, argv);
     if (mode == "handoff") return handoff_mode(argc, argv);
+    if (mode == "idle_rtt") return idle_rtt_mode(argc, argv);
     if (mode == "worker") return worker_mode(argc, argv);
     fail("unknown mode " + mode);
 }

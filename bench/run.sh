@@ -190,6 +190,12 @@ for strategy in backoff poll wake; do
     done
 done
 
+# The round trip a hand-off pays: a client that was asleep, like a woken waiter.
+out=$("$bench" idle_rtt "$port" 500 2000)
+while read -r name val; do
+    record "idle_rtt.$name" "$val" -
+done <<<"$out"
+
 # ---- 4. footprint ----
 echo "4/5 footprint ..."
 if command -v arm-none-eabi-g++ >/dev/null; then

@@ -9,24 +9,12 @@ namespace resplock {
 using namespace std::string_view_literals;
 
 using detail::bulk_size;
+using detail::owner_script;
 using detail::reply_lost;
 using detail::reply_malformed;
 using detail::valid_ttl;
 
-namespace {
-
-// The owner script: KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1
-// when another value holds the key, 0 when the key is gone, and otherwise deletes the key (no
-// ttl: release) or sets its PTTL (ttl: extend) and returns 1. With no token it returns
-// {value, PTTL} (query). One script keeps one entry in the server's cache and one text here.
-// Its SHA1 is checked against the server's own SCRIPT LOAD in the integration tests.
-constexpr detail::Script owner_script = {
-    "b9f09aef22a6677cd9ff71057c841e654a492713",
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
-    "r('pexpire',k,a[2]) end return r('del',k)"};
-
-}  // namespace
+namespace {}  // namespace
 
 std::size_t lock_buffer_min() noexcept {
     // *5 EVAL <extend script> 1 <key> <token> <ttl>: the longest request a Lock sends.

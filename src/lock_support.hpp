@@ -45,6 +45,18 @@ struct Script {
     std::string_view text;
 };
 
+// The owner script: KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1
+// when another value holds the key, 0 when the key is gone, and otherwise deletes the key (no
+// ttl: release) or sets its PTTL (ttl: extend) and returns 1. With no token it returns
+// {value, PTTL} (query). One script keeps one entry in the server's cache and one text here; the
+// plain and the quorum lock share it. Its SHA1 is checked against the server's own SCRIPT LOAD in
+// the integration tests.
+inline constexpr Script owner_script = {
+    "b9f09aef22a6677cd9ff71057c841e654a492713",
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
+    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
+    "r('pexpire',k,a[2]) end return r('del',k)"};
+
 // Sends args[0..count) as EVALSHA sha1 args[2..], and as EVAL text args[2..] when the server's
 // script cache lacks it (NOSCRIPT). args[0] and args[1] are filled here; args[2] is numkeys.
 Status eval(Connection& conn, const Script& script, std::string_view* args, std::size_t count,

@@ -10,22 +10,6 @@ using namespace std::string_view_literals;
 
 namespace {
 
-// Owner-checked scripts, KEYS[1] = key, ARGV[1] = token (ARGV[2] = ttl for extend): 1 when done,
-// 0 when the key is gone, -1 when another value holds it. Their SHA1s are checked against the
-// server's SCRIPT LOAD in the integration tests.
-constexpr detail::Script release_script = {
-    "42d2860ed2467036b548ac930461d308bbbcebea",
-    "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return redis.call('del',KEYS[1]) end "
-    "return v and -1 or 0"};
-// Returns {value, PTTL} of KEYS[1], read in one step.
-constexpr detail::Script query_script = {
-    "39be3833593797b97552d26821a84685990a799f",
-    "return {redis.call('get',KEYS[1]),redis.call('pttl',KEYS[1])}"};
-constexpr detail::Script extend_script = {
-    "0f286afdfeedf3dd0bccbdcfd1d68a315ee512ac",
-    "local v=redis.call('get',KEYS[1]) if v==ARGV[1] then return "
-    "redis.call('pexpire',KEYS[1],ARGV[2]) end return v and -1 or 0"};
-
 // A server's answer that is neither a grant nor a refusal.
 bool failure(Status s) noexcept {
     return s != Status::ok && s != Status::busy && s != Status::expired && s != Status::not_owner;
@@ -76,10 +60,9 @@ std::uint32_t QuorumLock::wait_for(std::uint32_t ttl_ms) const noexcept {
 
 void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::uint32_t wait_ms,
                        Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen) noexcept {
-    const detail::Script* script = op == Op::extend    ? &extend_script
-                                   : op == Op::release ? &release_script
-                                   : op == Op::query   ? &query_script
-                                                       : nullptr;
+    // The plain lock's owner script: its arguments (none, token, token + ttl) say whether it
+    // queries, releases or extends.
+    const detail::Script* script = op == Op::set ? nullptr : &detail::owner_script;
     if (script != nullptr) {
         args[0] = "EVALSHA"sv;
         args[1] = script->sha1;

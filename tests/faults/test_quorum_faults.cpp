@@ -148,7 +148,7 @@ TEST(lost_replies_from_a_majority_not_held_and_keys_taken_back) {
     // reply is late). The TTL is far from over when the servers are checked.
     Client c;
     QuorumLock lock(c.conns, kServers, "qf:lost");
-    // The release script cached first: a NOSCRIPT answer would come too late for the EVAL.
+    // The owner script cached first: a NOSCRIPT answer would come too late for the EVAL.
     REQUIRE_EQ(lock.acquire(3000), Status::ok);
     REQUIRE_EQ(lock.release(), Status::ok);
     delay_replies(3, 800);

@@ -38,21 +38,34 @@ Status eval(Connection& conn, const Script& script, std::string_view* args, std:
 
 void Validity::start(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept {
     // A TTL at or below the drift allowance gives no validity at all.
-    const std::uint32_t usable = ttl_ms - (ttl_ms / 100 + 2);
-    known_ = static_cast<std::int32_t>(usable) > 0;
-    until_ms_ = from_ms + usable;
+    const std::uint32_t drift = ttl_ms / 100 + 2;
+    known_ = ttl_ms > drift;
+    lapsed_ = !known_;
+    from_ms_ = from_ms;
+    span_ms_ = known_ ? ttl_ms - drift : 0U;
 }
 
 void Validity::renewal_unconfirmed(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept {
-    if (!known_) return;
-    const std::uint32_t old_until = until_ms_;
+    if (!known_ || lapsed_) return;
+    // What the old validity still had at from_ms (the renewal is sent after it started).
+    const std::uint32_t elapsed = from_ms - from_ms_;
+    if (elapsed >= span_ms_) {
+        lapsed_ = true;
+        return;
+    }
+    const std::uint32_t old_left = span_ms_ - elapsed;
     start(from_ms, ttl_ms);
-    if (known_ && static_cast<std::int32_t>(until_ms_ - old_until) > 0) until_ms_ = old_until;
+    if (known_ && span_ms_ > old_left) span_ms_ = old_left;
 }
 
 std::uint32_t Validity::remaining(const resplock_port_t& port) const noexcept {
-    const auto left = static_cast<std::int32_t>(until_ms_ - port.now_ms(port.ctx));
-    return known_ && left > 0 ? static_cast<std::uint32_t>(left) : 0U;
+    if (!known_ || lapsed_) return 0U;
+    const std::uint32_t elapsed = port.now_ms(port.ctx) - from_ms_;
+    if (elapsed >= span_ms_) {
+        lapsed_ = true;  // never again, however far the clock goes on
+        return 0U;
+    }
+    return span_ms_ - elapsed;
 }
 
 }  // namespace resplock

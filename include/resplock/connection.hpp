@@ -20,20 +20,32 @@ struct ConnectionConfig {
     const char* username = nullptr;   // ACL user name (AUTH user password); null: AUTH password
     const char* password = nullptr;   // null: no AUTH is sent
     std::uint32_t db = 0;             // SELECT db after connecting when non-zero
-    std::uint32_t timeout_ms = 2000;  // budget of one call: reconnect, handshake and round trip(s)
+    // Budget of one call: reconnect, handshake and round trip(s). Values above max_span_ms are
+    // taken as max_span_ms.
+    std::uint32_t timeout_ms = 2000;
 };
+
+// Longest span the library measures on the port's 32-bit clock (2^31 - 1 ms, about 24.8 days):
+// a longer one could not be told from a span in the past. Longer timeouts are cut to it.
+inline constexpr std::uint32_t max_span_ms = 0x7fffffffU;
 
 // Wrap-safe deadline on the port's 32-bit millisecond clock.
 struct Deadline {
     std::uint32_t at_ms;
 
+    // `ms` from now; more than max_span_ms counts as max_span_ms.
     static Deadline after(const resplock_port_t& port, std::uint32_t ms) noexcept {
-        return {port.now_ms(port.ctx) + ms};
+        return {port.now_ms(port.ctx) + (ms < max_span_ms ? ms : max_span_ms)};
     }
-    // Milliseconds left (0 once passed). Valid for spans below 2^31 ms.
+    // Milliseconds left (0 once passed).
     std::uint32_t remaining(const resplock_port_t& port) const noexcept {
         const auto left = static_cast<std::int32_t>(at_ms - port.now_ms(port.ctx));
         return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
+    }
+    // Milliseconds since the deadline passed (0 while it has not).
+    std::uint32_t overdue(const resplock_port_t& port) const noexcept {
+        const auto late = static_cast<std::int32_t>(port.now_ms(port.ctx) - at_ms);
+        return late > 0 ? static_cast<std::uint32_t>(late) : 0U;
     }
 };
 

@@ -22,7 +22,7 @@ struct LockInfo {
 };
 
 // Largest TTL accepted (2^31 - 1 ms, about 24.8 days): keeps every clock span wrap-safe.
-inline constexpr std::uint32_t max_ttl_ms = 0x7fffffffU;
+inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
 // Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
 inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
 // Longest token adopt() accepts.
@@ -33,6 +33,9 @@ std::size_t lock_buffer_min() noexcept;
 
 // How long a holder may rely on a lock it was granted: the TTL, minus the time since the request
 // that set it was sent, minus a clock-drift allowance of ttl/100 + 2 ms.
+// Kept as a start time and a span, and read as span - (now - start) in unsigned arithmetic, so a
+// lapsed validity never comes back when the 32-bit clock wraps; once read as run out it stays
+// run out, however far the clock goes on.
 class Validity {
   public:
     // Granted (or renewed) by a request sent at port time from_ms with this TTL.
@@ -41,13 +44,16 @@ class Validity {
     // validity ends at the earlier of the old end and the new one.
     void renewal_unconfirmed(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
     void end() noexcept { known_ = false; }
+    // Whether a validity was granted since the last end() (it may have run out since).
     bool known() const noexcept { return known_; }
     // Milliseconds left on the port's clock; 0 once run out or when not known.
     std::uint32_t remaining(const resplock_port_t& port) const noexcept;
 
   private:
-    std::uint32_t until_ms_ = 0;  // port clock at which it runs out
+    std::uint32_t from_ms_ = 0;  // port clock when the granting request was sent
+    std::uint32_t span_ms_ = 0;  // usable validity from then
     bool known_ = false;
+    mutable bool lapsed_ = false;  // set by remaining() once it reads 0
 };
 
 // Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.

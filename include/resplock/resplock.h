@@ -63,7 +63,8 @@ typedef struct resplock_conn_config {
     const char* username; /* ACL user (AUTH user password); NULL: AUTH password only */
     const char* password; /* NULL: no AUTH */
     uint32_t db;          /* SELECT db after connecting when non-zero */
-    uint32_t timeout_ms;  /* budget of one call: reconnect, handshake, round trips; default 2000 */
+    uint32_t timeout_ms;  /* budget of one call: reconnect, handshake, round trips; default 2000;
+                           * values above 2^31 - 1 count as 2^31 - 1 */
 } resplock_conn_config_t;
 
 typedef enum resplock_lock_state {

@@ -365,6 +365,45 @@ TEST(extend_waits_no_longer_than_the_validity_left) {
     CHECK(f.mock.done());
 }
 
+
+// The port clock is 32 bits of milliseconds: 2^31 ms (24.8 days) after a lock lapsed, a signed
+// difference would read it as valid again, for another 24.8 days.
+TEST(a_lapsed_lock_stays_lapsed_when_the_clock_moves_on_by_2_31_ms) {
+    for (const std::uint32_t later : {0x80000000U + 2000U, 0xFFFFFF00U}) {
+        Fixture f;
+        f.acquired();
+        f.mock.advance(later);
+        CHECK(!f.lock.held());
+        CHECK_EQ(f.lock.remaining_ms(), 0U);
+        // The object is free to take the lock again.
+        f.mock.expect(wire::cmd({"SET", "k", token1, "NX", "PX", "1000"})).reply("+OK\r\n");
+        CHECK_EQ(f.lock.acquire(1000), Status::ok);
+        CHECK_EQ(f.lock.remaining_ms(), 988U);
+        CHECK(f.mock.done());
+    }
+    // Seen lapsed once, it stays lapsed whatever the clock reads later (a full 2^32 turn).
+    Fixture f;
+    f.acquired();
+    f.mock.advance(1000);
+    CHECK(!f.lock.held());
+    f.mock.advance(0xFFFFFFFFU - 1000U + 500U);  // the clock reads as 500 ms after the grant
+    CHECK(!f.lock.held());
+}
+
+// Timeouts above 2^31 - 1 ms used to put the deadline in the past: every call failed at once.
+TEST(a_timeout_of_2_31_ms_or_more_is_taken_as_the_longest_span) {
+    for (const std::uint32_t timeout : {0x80000000U, 0xFFFFFFFFU}) {
+        Fixture f("k", timeout);
+        f.mock.on_connect()
+            .expect(wire::cmd({"SET", "k", token0, "NX", "PX", "1000"}))
+            .recv_delay(500)
+            .reply("+OK\r\n");
+        CHECK_EQ(f.lock.acquire(1000), Status::ok);
+        CHECK(f.lock.held());
+        CHECK(f.mock.done());
+    }
+}
+
 TEST(adopted_token_releases_and_extends) {
     Fixture f;
     CHECK_EQ(f.lock.adopt("tok-from-elsewhere"), Status::ok);
@@ -473,6 +512,7 @@ TEST(try_acquire_backs_off_and_stops_at_the_deadline) {
     CHECK(!f.lock.held());
     CHECK(f.mock.done());
 }
+
 
 TEST(try_acquire_retries_an_unreachable_server_within_the_wait) {
     Fixture f;

@@ -184,3 +184,16 @@ TEST(random_owner_is_made_once) {
     CHECK_EQ(f.lock.count(), 2U);
     CHECK(f.mock.done());
 }
+
+// 2^31 ms (24.8 days) after the hold lapsed, a signed clock difference would read it as valid
+// again; it must stay lapsed, and extend() must say so without a request.
+TEST(a_lapsed_hold_stays_lapsed_when_the_clock_moves_on_by_2_31_ms) {
+    Fixture f;
+    f.mock.on_connect();
+    f.acquired("*2\r\n:1\r\n:1000\r\n");
+    f.mock.advance(0x80000000U + 2000U);
+    CHECK(!f.lock.held());
+    CHECK_EQ(f.lock.remaining_ms(), 0U);
+    CHECK_EQ(f.lock.extend(1000), Status::expired);
+    CHECK(f.mock.done());
+}

@@ -14,8 +14,6 @@ using detail::reply_lost;
 using detail::reply_malformed;
 using detail::valid_ttl;
 
-namespace {}  // namespace
-
 std::size_t lock_buffer_min() noexcept {
     // *5 EVAL <extend script> 1 <key> <token> <ttl>: the longest request a Lock sends.
     constexpr std::size_t extend_eval = 4 + bulk_size(4) + bulk_size(owner_script.text.size()) +
@@ -129,11 +127,11 @@ Status Lock::release() noexcept {
     return s;
 }
 
-Status Lock::extend(std::uint32_t ttl_ms) noexcept {
+Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     if (key_len_ == 0 || token_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
     // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
     // it no longer than the validity left.
-    std::uint32_t wait_ms = conn_.config().timeout_ms;
+    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
     if (validity_.known()) {
         const std::uint32_t left = remaining_ms();
         if (left == 0) return Status::expired;

@@ -203,11 +203,11 @@ Status ReentrantLock::release() noexcept {
     return s;
 }
 
-Status ReentrantLock::extend(std::uint32_t ttl_ms) noexcept {
+Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     if (key_len_ == 0 || token().empty() || !valid_ttl(ttl_ms)) return Status::invalid_argument;
     // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
     // it no longer than the validity left.
-    std::uint32_t wait_ms = conn_.config().timeout_ms;
+    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
     if (validity_.known()) {
         const std::uint32_t left = remaining_ms();
         if (left == 0) return Status::expired;

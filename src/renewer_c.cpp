@@ -49,7 +49,7 @@ resplock_status_t resplock_renewer_init(resplock_renewer_t* renewer) {
 
 resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, resplock_lock_t* lock,
                                               uint32_t ttl_ms, resplock_renewer_lost_fn on_lost,
-                                              void* user) {
+                                              void* user, uint32_t loss_margin_ms) {
     if (renewer == nullptr || lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
     CRenewer& r = renewer_of(renewer);
     // An entry for this lock, or one whose lock is no longer watched (released or lost).
@@ -63,7 +63,7 @@ resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, respl
     }
     Lock& l = resplock::c_api::object<Lock>(lock);
     if (entry == nullptr) return RESPLOCK_STATUS_too_large;  // the renewer is full too
-    const Status s = r.renewer.watch(l, ttl_ms, &report_lost, entry);
+    const Status s = r.renewer.watch(l, ttl_ms, &report_lost, entry, loss_margin_ms);
     if (s == Status::ok) *entry = CWatch{lock, on_lost, user};
     return resplock::c_api::c_status(s);
 }

@@ -118,11 +118,11 @@ class Lock {
     // not_owner, expired (the key was gone, or local validity had already run out: then no
     // request is sent), invalid_argument, unknown_outcome, protocol_error, too_large, or
     // connection/error-reply statuses. Waits for the reply no longer than the connection's
-    // timeout nor the local validity left: a renewal confirmed too late would be of no use, so
-    // it then returns timeout or unknown_outcome and remaining_ms() is 0. After unknown_outcome,
-    // protocol_error or too_large the renewal may or may not have run: validity then ends at
-    // the earlier of the old and the new one.
-    Status extend(std::uint32_t ttl_ms) noexcept;
+    // timeout, nor the local validity left, nor wait_ms: a renewal confirmed too late would be of
+    // no use, so it then returns timeout or unknown_outcome. After unknown_outcome,
+    // protocol_error or too_large the renewal may or may not have run: validity then ends at the
+    // earlier of the old and the new one.
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
 
     // Who holds the key, and its PTTL, atomically in one round trip. Returns ok,
     // invalid_argument, or connection/error-reply statuses.

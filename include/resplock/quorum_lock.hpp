@@ -66,7 +66,7 @@ class QuorumLock {
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked PEXPIRE to ttl_ms on every server, each waiting no longer than its wait for
-    // ttl_ms nor the validity left. Returns ok when a majority confirmed and validity, counted
+    // ttl_ms, nor the validity left, nor wait_ms. Returns ok when a majority confirmed and validity, counted
     // again from before this request, is positive; expired when the validity of this hold has
     // run out (no request is sent; after adopt() it is unknown, and the request goes out) or too
     // many servers had lost the key for a majority; not_owner when another token holds it on some
@@ -74,7 +74,7 @@ class QuorumLock {
     // servers share (unknown_outcome for a lost reply, connection and error-reply statuses), and
     // validity ends at the earlier of the old and the new one. invalid_argument for a bad lock, no
     // token or a bad ttl_ms. The token is kept in every case, so release() can remove what is left.
-    Status extend(std::uint32_t ttl_ms) noexcept;
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
 
     // Owner-checked delete on every server (sent to all, then all replies read; each waits up to
     // its connection's timeout_ms). When a majority answered, returns ok (the key was deleted on

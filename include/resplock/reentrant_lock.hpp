@@ -85,10 +85,10 @@ class ReentrantLock {
     // this request with the TTL applied), not_owner, expired (the key was gone, or local validity
     // had already run out: then no request is sent), invalid_argument (bad key or ttl_ms, no
     // hold), unknown_outcome, protocol_error, too_large, or connection/error-reply statuses. Waits
-    // for the reply no longer than the connection's timeout nor the local validity left. After
-    // unknown_outcome, protocol_error or too_large the old validity stands: the script never
-    // sets a PTTL shorter than the one the key had.
-    Status extend(std::uint32_t ttl_ms) noexcept;
+    // for the reply no longer than the connection's timeout, nor the local validity left, nor
+    // wait_ms. After unknown_outcome, protocol_error or too_large the old validity stands: the
+    // script never sets a PTTL shorter than the one the key had.
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
 
     // Who holds the key, this owner id's count, and the PTTL, atomically in one round trip.
     // Returns ok, invalid_argument, protocol_error, or connection/error-reply statuses.

@@ -67,12 +67,12 @@ int main(void) {
     CHECK_STATUS(resplock_renewer_init(NULL), RESPLOCK_STATUS_invalid_argument);
 
     /* Kept alive for 1.2 s, four times its TTL. */
-    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost),
+    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost, 0),
                  RESPLOCK_STATUS_invalid_argument); /* not held yet */
     CHECK_STATUS(resplock_lock_acquire(&lock, 300), RESPLOCK_STATUS_ok);
-    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost),
+    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost, 0),
                  RESPLOCK_STATUS_ok);
-    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost),
+    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost, 0),
                  RESPLOCK_STATUS_invalid_argument); /* already watched */
     CHECK(resplock_renewer_watching(&renewer) == 1);
     drive(&renewer, &port, 1200, &lost);
@@ -87,7 +87,7 @@ int main(void) {
 
     /* Another holder of the token deletes the key: the next renewal reports the loss. */
     CHECK_STATUS(resplock_lock_acquire(&lock, 300), RESPLOCK_STATUS_ok);
-    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost),
+    CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost, 0),
                  RESPLOCK_STATUS_ok);
     token = resplock_lock_token(&lock, &token_len);
     CHECK(token != NULL && token_len < sizeof saved);

@@ -365,6 +365,17 @@ TEST(extend_waits_no_longer_than_the_validity_left) {
     CHECK(f.mock.done());
 }
 
+TEST(extend_waits_no_longer_than_asked) {
+    Fixture f;
+    f.acquired();
+    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).recv_timeout();
+    const std::uint32_t start = f.mock.now_ms;
+    CHECK_EQ(f.lock.extend(1000, 40), Status::unknown_outcome);
+    CHECK_EQ(f.mock.now_ms - start, 40U);
+    // Unconfirmed: the old validity stands (the new one would not end earlier).
+    CHECK_EQ(f.lock.remaining_ms(), 988U - 40U);
+    CHECK(f.mock.done());
+}
 
 // The port clock is 32 bits of milliseconds: 2^31 ms (24.8 days) after a lock lapsed, a signed
 // difference would read it as valid again, for another 24.8 days.

@@ -362,8 +362,106 @@ TEST(tick_returns_the_earliest_due_and_idle_when_empty) {
     f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
     CHECK_EQ(f.tick(), 100U);  // k is due at 300, j again at 300
     f.mock.advance(100);
-    f.expect_extend(":1\r\n");
+    // Both due: j first, since it has less validity left (195 ms against k's 589).
     f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    f.expect_extend(":1\r\n");
     CHECK_EQ(f.tick(), 100U);
     CHECK(f.mock.done());
+}
+
+namespace {
+
+// A server that confirms every renewal (":1").
+struct Confirming {
+    int requests = 0;
+    static void refill(void* user, MockPort& m, MockPort::Call call) {
+        if (call == MockPort::Call::connect) m.on_connect();
+        if (call == MockPort::Call::recv) {
+            ++static_cast<Confirming*>(user)->requests;
+            m.reply(":1\r\n");
+        }
+    }
+};
+
+// The caller's loop over the fake clock: tick, then wait until now + the returned ms, until
+// `until` (port time) or `stop` says so.
+template <class Stop>
+void drive(Renewer& renewer, MockPort& clock, std::uint32_t for_ms, Stop stop) {
+    const std::uint32_t end = clock.now_ms + for_ms;
+    std::uint32_t next_at = clock.now_ms + renewer.tick(clock.now_ms);
+    for (int ticks = 0; ticks < 1000 && static_cast<std::int32_t>(end - clock.now_ms) > 0;
+         ++ticks) {
+        const auto ahead = static_cast<std::int32_t>(next_at - clock.now_ms);
+        if (ahead > 0) clock.advance(static_cast<std::uint32_t>(ahead));
+        const std::uint32_t now = clock.now_ms;
+        next_at = now + renewer.tick(now);
+        if (stop()) return;
+    }
+}
+
+}  // namespace
+
+TEST(loss_is_reported_when_validity_falls_to_the_margin) {
+    Fixture f;  // 2000 ms timeout: only the margin bounds the wait
+    f.mock.on_connect().expect(wire::cmd({"SET", "k", token0, "NX", "PX", "900"})).reply("+OK\r\n");
+    REQUIRE_EQ(f.lock.acquire(900), Status::ok);
+    // 200 ms to stop the protected work: reported lost with 200 ms of validity still left.
+    CHECK_EQ(f.renewer.watch(f.lock, 900, &Lost::record, &f.lost, 900), Status::invalid_argument);
+    REQUIRE_EQ(f.renewer.watch(f.lock, 900, &Lost::record, &f.lost, 200), Status::ok);
+    Silent silent;
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(&Silent::refill, &silent);
+    drive(f.renewer, f.mock, 2000, [&] {
+        if (f.lost.calls == 0) CHECK(f.lock.remaining_ms() > 200U);
+        return f.lost.calls != 0;
+    });
+    CHECK_EQ(f.lost.calls, 1);
+    CHECK_EQ(f.lost.why, Status::expired);
+    // The renewal at 300 ms waited for its reply until the margin (689 ms), and no longer.
+    CHECK_EQ(f.lock.remaining_ms(), 200U);
+    CHECK_EQ(silent.requests, 1);
+    CHECK(f.mock.mismatch() == nullptr);
+}
+
+// Two locks on two servers, one clock: server A stops answering. A renewal of A's lock must not
+// hold up the renewal of B's lock until B's validity is gone too.
+TEST(a_silent_server_costs_no_lock_on_another_server) {
+    Fixture f;  // lock "k" on server A (f.mock), 2000 ms timeout
+    f.mock.on_connect().expect(wire::cmd({"SET", "k", token0, "NX", "PX", "900"})).reply("+OK\r\n");
+    REQUIRE_EQ(f.lock.acquire(900), Status::ok);
+
+    static MockPort* clock = nullptr;  // server B's port reads server A's clock
+    clock = &f.mock;
+    MockPort b;
+    resplock_port_t b_port = b.port();
+    b_port.now_ms = [](void*) { return clock->now_ms; };
+    b.random_next = 0x10;
+    char b_buf[512];
+    Connection b_conn(b_port, f.config, b_buf, sizeof b_buf);
+    Lock j(b_conn, "j");
+    b.on_connect().expect(wire::cmd({"SET", "j", token1, "NX", "PX", "900"})).reply("+OK\r\n");
+    REQUIRE_EQ(j.acquire(900), Status::ok);
+
+    Lost lost_j;
+    REQUIRE_EQ(f.renewer.watch(f.lock, 900, &Lost::record, &f.lost), Status::ok);
+    REQUIRE_EQ(f.renewer.watch(j, 900, &Lost::record, &lost_j), Status::ok);
+    Silent silent;
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(&Silent::refill, &silent);
+    Confirming confirming;
+    b.accept_any_send = true;
+    b.on_empty(&Confirming::refill, &confirming);
+
+    drive(f.renewer, f.mock, 3000, [&] {
+        CHECK(j.remaining_ms() > 0U);
+        return false;
+    });
+    CHECK_EQ(f.lost.calls, 1);  // A's lock: lost when its validity ran out
+    CHECK_EQ(f.lost.why, Status::expired);
+    CHECK_EQ(lost_j.calls, 0);  // B's lock: renewed all along
+    CHECK(f.renewer.watches(&j));
+    CHECK(j.remaining_ms() > 0U);
+    CHECK(confirming.requests >= 9);  // every 300 ms over 3 s
+    CHECK(f.mock.mismatch() == nullptr);
+    CHECK(b.mismatch() == nullptr);
 }

@@ -14,6 +14,9 @@ using detail::digits;
 
 namespace {
 
+// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
+constexpr std::uint32_t blpop_late_ms = 100;
+
 // KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
 // marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
 // and returns INCR key:fence (0 without a fence key). Busy replies {PTTL}: the longer of the
@@ -164,10 +167,13 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             const resplock_port_t& port = conn.port();
             const std::uint32_t start = port.now_ms(port.ctx);
             // Redis ends a BLPOP timeout only at its next cron tick (every 1000/hz ms, 100 ms by
-            // default), so a pause that ends at the holder's expiry or at the caller's deadline is
-            // slept: an attempt follows it anyway, and it stays on time.
+            // default), so BLPOP may return up to that much after the pause. A pause that could
+            // then overrun the holder's expiry or the caller's deadline is slept instead: an
+            // attempt follows it anyway, and it stays on time.
+            const std::uint32_t blocked_max = ms + blpop_late_ms;
+            const std::uint32_t left = a.until.remaining(port);
             const bool ends_wait =
-                (a.holder_ttl >= 0 && ms >= a.holder_ttl) || ms >= a.until.remaining(port);
+                (a.holder_ttl >= 0 && blocked_max > a.holder_ttl) || blocked_max > left;
             if (a.opts.wake && a.blpop && !ends_wait) {
                 const KeyName wake_key(a.lock.key(), ":wake"sv);
                 // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
@@ -179,8 +185,9 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                 seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
                 seconds[len++] = static_cast<char>('0' + frac % 10);
                 const std::string_view args[3] = {"BLPOP"sv, wake_key.view(), {seconds, len}};
+                // The reply may take a round trip more, but never past the caller's deadline.
                 const std::uint32_t timeout = conn.config().timeout_ms;
-                const std::uint32_t budget = timeout > max_ttl_ms - ms ? max_ttl_ms : ms + timeout;
+                const std::uint32_t budget = timeout < left - blocked_max ? blocked_max + timeout : left;
                 resp::Reply reply;
                 const Status s = conn.command(args, 3, reply, Deadline::after(port, budget));
                 if (s == Status::ok) return;  // woken by a release, or the pause is over

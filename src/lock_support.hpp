@@ -85,11 +85,16 @@ struct Acquirer {
     void (*pause)(void* ctx, std::uint32_t ms);
 };
 
+// How late a pause may end and still be followed by an attempt: a sleep that ends a tick or so
+// after the deadline it aimed at. A later wake-up (a blocking call that overran) ends the wait.
+inline constexpr std::uint32_t late_wake_ms = 5;
+
 // Calls attempt() until it returns a status retryable() rejects, or `wait_ms` has passed; returns
 // that last status. Between attempts it pauses for a jittered exponential backoff between
 // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never past the holder's PTTL nor the
-// deadline. wait_ms 0 is one attempt; no attempt starts after the deadline. invalid_argument when
-// wait_ms exceeds max_ttl_ms.
+// deadline. wait_ms 0 is one attempt; no attempt starts after the deadline (nor after a pause
+// that ended more than late_wake_ms past it), so the whole takes at most wait_ms + late_wake_ms
+// + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
 // Inlined into each caller, so that its acquirer's functions are known there: the calls are
 // direct, and the stack analysis of tests/target sees them.
 inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
@@ -124,6 +129,7 @@ inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
         } else {
             port.sleep_ms(port.ctx, wait);
         }
+        if (deadline.overdue(port) > late_wake_ms) return s;  // woke up too late for another try
     }
 }
 

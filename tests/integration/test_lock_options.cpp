@@ -265,6 +265,29 @@ TEST(wake_waiter_follows_a_holder_that_never_releases_at_its_ttl) {
     CHECK_EQ(holder.release(waking()), Status::expired);
 }
 
+// Redis ends a BLPOP timeout only at its next timer tick (every 1000/hz ms): a waiter that blocks
+// in BLPOP near the end of its wait must still return within the wait plus one call. With hz 1
+// the tick comes once a second, so an unbounded BLPOP would overrun a 150 ms wait by up to 1 s.
+TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
+    struct RestoreHz {
+        ~RestoreHz() { server().cli({"CONFIG", "SET", "hz", "10"}); }
+    } restore;
+    REQUIRE_EQ(server().cli({"CONFIG", "SET", "hz", "1"}), std::string("OK"));
+    server().cli({"DEL", "opt:late", "opt:late:wake"});
+    Client a, b;
+    Lock holder(a.conn, "opt:late"), waiter(b.conn, "opt:late");
+    REQUIRE_EQ(holder.acquire(10000), Status::ok);
+    for (int round = 0; round < 3; ++round) {
+        const auto start = Clock::now();
+        CHECK_EQ(waiter.try_acquire(10000, 150, waking()), Status::busy);
+        const auto waited = ms_since(start);
+        // 150 ms, then at most a late wake-up (5 ms) and one attempt (reconnect and EVAL).
+        CHECK(waited >= 148 && waited < 150 + 60);  // the port clock counts whole ms
+        std::printf("      round %d waited %lld ms\n", round, as_ll(waited));
+    }
+    CHECK_EQ(holder.release(waking()), Status::ok);
+}
+
 TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
     server().cli({"DEL", "opt:acl", "opt:acl:wake"});
     REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "on", ">pw", "resetkeys", "~opt:*",

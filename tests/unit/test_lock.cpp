@@ -524,6 +524,28 @@ TEST(try_acquire_backs_off_and_stops_at_the_deadline) {
     CHECK(f.mock.done());
 }
 
+// A pause that ends well after the deadline (a sleep or a blocking call that overran) ends the
+// wait: another attempt would make it last longer than the wait plus one call.
+TEST(try_acquire_makes_no_attempt_after_a_pause_that_overran_the_deadline) {
+    MockPort mock;
+    constant_random(mock);
+    resplock_port_t port = mock.port();
+    port.sleep_ms = [](void* ctx, std::uint32_t ms) {
+        static_cast<MockPort*>(ctx)->advance(ms + 50);  // every sleep ends 50 ms late
+    };
+    char buf[512];
+    const ConnectionConfig config;
+    Connection conn(port, config, buf, sizeof buf);
+    Lock lock(conn, "k");
+    mock.on_connect();
+    // Pauses of 5 and 10 ms end at 55 and 115 ms: the second wakes 15 ms past the deadline.
+    for (int i = 0; i < 2; ++i)
+        mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply("*2\r\n$5\r\nother\r\n:-1\r\n");
+    const std::uint32_t start = mock.now_ms;
+    CHECK_EQ(lock.try_acquire(1000, 100), Status::busy);
+    CHECK_EQ(mock.now_ms - start, 115U);
+    CHECK(mock.done());
+}
 
 TEST(try_acquire_retries_an_unreachable_server_within_the_wait) {
     Fixture f;

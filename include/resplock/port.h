@@ -2,8 +2,13 @@
  * pointers and one opaque context. The core calls no OS function; it only calls these.
  *
  * Time is a 32-bit millisecond count on a monotonic clock that may wrap (like lwIP's sys_now());
- * the library only ever subtracts two readings, so wrap-around is harmless. Every blocking call
- * receives a timeout in milliseconds and must return within it (a few ms of lateness is fine). */
+ * the library only ever subtracts two readings, so wrap-around is harmless. The clock must keep
+ * counting while the device sleeps or the system is suspended (Linux: CLOCK_BOOTTIME, not
+ * CLOCK_MONOTONIC; a microcontroller: a timer that runs in its low-power modes, or one corrected
+ * by the sleep time on wake-up): a lock's validity is measured on it, and a clock that stops would
+ * let a holder wake up believing in a lock that expired on the server while it slept. Every
+ * blocking call receives a timeout in milliseconds and must return within it (a few ms of
+ * lateness is fine). */
 #ifndef RESPLOCK_PORT_H
 #define RESPLOCK_PORT_H
 
@@ -46,7 +51,8 @@ typedef struct resplock_port {
     /* Close the connection if one is open. Never fails, never blocks; safe to call twice. */
     void (*close)(void* ctx);
 
-    /* Milliseconds on a monotonic clock (never goes back; may wrap at 2^32). */
+    /* Milliseconds on a monotonic clock that counts through sleep and suspend (never goes back;
+     * may wrap at 2^32). */
     uint32_t (*now_ms)(void* ctx);
 
     /* Sleep for ms milliseconds (may return early, e.g. on a signal; never later than asked by

@@ -1,5 +1,6 @@
 /* lwIP port: TCP over lwIP's sockets API (NO_SYS=0, LWIP_SOCKET=1), lwIP's sys_now() clock and
- * sys_msleep() sleep.
+ * sys_msleep() sleep. sys_now() must keep counting through the low-power modes the device sleeps
+ * in (see port.h): lock validity is measured on it.
  *
  * Connect and every send/recv are non-blocking calls driven by lwip_poll() against a deadline on
  * sys_now(), so each honours the timeout the library passes. Hosts: numeric IPv4 or IPv6

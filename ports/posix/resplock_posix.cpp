@@ -1,4 +1,5 @@
-// POSIX port: non-blocking TCP sockets driven by poll() against deadlines on CLOCK_MONOTONIC.
+// POSIX port: non-blocking TCP sockets driven by poll() against deadlines on the port's clock
+// (CLOCK_BOOTTIME where it exists, so that time spent suspended counts; else CLOCK_MONOTONIC).
 // Every wait is bounded by the timeout the library passes; a signal (EINTR) only makes a wait
 // recompute what is left of its time.
 #include "resplock_posix.h"
@@ -33,7 +34,13 @@ namespace {
 
 std::uint64_t monotonic_ms() noexcept {
     timespec ts{};
+    // Linux's CLOCK_MONOTONIC stops while the system is suspended: a lock's validity would then
+    // outlast a suspend longer than its TTL. CLOCK_BOOTTIME keeps counting.
+#ifdef CLOCK_BOOTTIME
+    (void)clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000U +
            static_cast<std::uint64_t>(ts.tv_nsec) / 1000000U;
 }

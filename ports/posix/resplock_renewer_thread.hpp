@@ -1,5 +1,8 @@
-// A POSIX thread that drives a Renewer: it calls tick() and sleeps (pthread_cond_timedwait on
-// CLOCK_MONOTONIC) until the next renewal is due or stop() is called.
+// A POSIX thread that drives a Renewer: it calls tick() and sleeps until the next renewal is due
+// or stop() is called. On Linux it sleeps on a CLOCK_BOOTTIME timer, so that it wakes up as soon
+// as the system resumes from a suspend that outlasted its wait (CLOCK_MONOTONIC, the clock of
+// pthread_cond_timedwait, stops while suspended); elsewhere on a condition variable with
+// CLOCK_MONOTONIC.
 //
 // The thread holds the object's mutex while it ticks, so the locks, their connections and the
 // Renewer are used by one thread at a time only if the caller holds it too: while the thread
@@ -45,6 +48,9 @@ class RenewerThread {
 
   private:
     static void* run(void* self) noexcept;
+    // Sleeps up to ms with the mutex released, or until unlock() or stop() wakes it.
+    void wait(std::uint32_t ms) noexcept;
+    void close_fds() noexcept;
 
     Renewer& renewer_;
     resplock_port_t port_;
@@ -54,6 +60,8 @@ class RenewerThread {
     bool started_ = false;
     bool stopping_ = false;  // guarded by mutex_
     bool woken_ = false;     // guarded by mutex_: unlock() since the last tick
+    int timer_fd_ = -1;      // Linux: a CLOCK_BOOTTIME timerfd, and an eventfd for unlock()
+    int wake_fd_ = -1;
 };
 
 }  // namespace resplock

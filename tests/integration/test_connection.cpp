@@ -2,9 +2,13 @@
 // AUTH / SELECT handshake, timeouts, connect failures, reconnection, IPv6 and oversized replies.
 // Also checks the POSIX port's own functions directly.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -130,6 +134,66 @@ TEST(port_clock_sleep_and_random) {
     std::uint8_t zero[64] = {};
     CHECK(std::memcmp(a, zero, sizeof a) != 0);
     CHECK_EQ(port.random(port.ctx, a, 0), 0);
+}
+
+// The port's clock must count time the system spends suspended (CLOCK_BOOTTIME on Linux):
+// CLOCK_MONOTONIC stops during a suspend, so a lock's validity would outlive a suspend longer
+// than its TTL. A suspend cannot be staged in a test, but a time namespace can set the two
+// clocks apart (boot time 10^6 s ahead): the port must read the boot-time clock. Needs root
+// (CAP_SYS_ADMIN) and Linux 5.6; skipped with a line otherwise.
+TEST(port_clock_counts_time_spent_suspended) {
+    int fds[2];
+    REQUIRE_EQ(pipe(fds), 0);
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // Only processes started after unshare() live in the new time namespace.
+        int fd = -1;
+        const char offsets[] = "boottime 1000000 0";
+        if (unshare(CLONE_NEWTIME) != 0 ||
+            (fd = open("/proc/self/timens_offsets", O_WRONLY)) < 0 ||
+            write(fd, offsets, sizeof offsets - 1) != static_cast<ssize_t>(sizeof offsets - 1)) {
+            _exit(77);
+        }
+        (void)close(fd);
+        const pid_t inner = fork();
+        if (inner < 0) _exit(1);
+        if (inner == 0) {
+            resplock_posix_t ctx{};
+            const resplock_port_t port = resplock_posix_port(&ctx);
+            timespec boot{};
+            timespec mono{};
+            clock_gettime(CLOCK_BOOTTIME, &boot);
+            const std::uint32_t now = port.now_ms(port.ctx);
+            clock_gettime(CLOCK_MONOTONIC, &mono);
+            auto ms = [](const timespec& t) {
+                return static_cast<std::uint32_t>(static_cast<std::uint64_t>(t.tv_sec) * 1000U +
+                                                  static_cast<std::uint64_t>(t.tv_nsec) / 1000000U);
+            };
+            const std::uint32_t readings[3] = {ms(boot), now, ms(mono)};
+            _exit(write(fds[1], readings, sizeof readings) == sizeof readings ? 0 : 1);
+        }
+        int status = 0;
+        (void)waitpid(inner, &status, 0);
+        _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+    }
+    (void)close(fds[1]);
+    std::uint32_t readings[3] = {};
+    const ssize_t got = read(fds[0], readings, sizeof readings);
+    (void)close(fds[0]);
+    int status = 0;
+    REQUIRE_EQ(waitpid(child, &status, 0), child);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77 && geteuid() != 0) {
+        std::printf("    SKIPPED: no time namespace (needs root and Linux 5.6)\n");
+        return;
+    }
+    REQUIRE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    REQUIRE_EQ(got, static_cast<ssize_t>(sizeof readings));
+    const std::uint32_t boot = readings[0];
+    const std::uint32_t now = readings[1];
+    const std::uint32_t mono = readings[2];
+    CHECK(now - boot <= 5U);        // the port reads boot time...
+    CHECK(now - mono > 900000000U);  // ...not the monotonic clock, 10^9 ms behind it here
 }
 
 TEST(port_round_trip_timeout_and_close) {

@@ -1,8 +1,11 @@
-# Builds resplock without CMake.
-#   make                               build/libresplock.a (core + POSIX port) and build/resplock
-#   make CROSS=arm-none-eabi- CXXFLAGS="-Os -mcpu=cortex-m4 -mthumb"
-#                                      build/libresplock.a for a bare-metal target (core only)
+# Builds resplock without CMake, from the same source lists (cmake/resplock-sources.cmake, read by
+# scripts/sources.sh).
+#   make                               build/libresplock.a (core, variants, C API and the POSIX
+#                                      port) and build/resplock, the command-line tool
+#   make CROSS=arm-none-eabi- CXXFLAGS="-Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections"
+#                                      build/libresplock.a for a bare-metal target (no POSIX port)
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
+#   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean
 # Cortex-M4 proofs with arm-none-eabi-g++ (see tests/target/):
 #   make size                          flash/RAM per object, worst-case stack per public call
@@ -17,23 +20,30 @@ AR := $(CROSS)ar
 endif
 BUILD ?= build
 CXXFLAGS ?= -O2 -g
-# Ports built into the library: POSIX on a hosted target, none on bare metal.
+# The POSIX port and the tool on a hosted target, neither on bare metal.
 ifneq (,$(findstring none-eabi,$(CROSS)))
-PORTS ?=
+POSIX ?= 0
 else
-PORTS ?= posix
+POSIX ?= 1
 endif
 
-STRICT := -std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror -fno-exceptions -fno-rtti
-CPPFLAGS += -Iinclude $(foreach p,$(PORTS),-Iports/$(p))
+list = $(shell sh scripts/sources.sh $(1))
+VERSION := $(call list,RESPLOCK_VERSION)
+LIB_SRC := $(call list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES)
+CORE_SRC := $(call list,RESPLOCK_CORE_SOURCES)
+ifeq ($(POSIX),1)
+LIB_SRC += $(call list,RESPLOCK_POSIX_SOURCES)
+endif
+CLI_SRC := $(call list,RESPLOCK_CLI_SOURCES)
+STRICT := -std=c++17 $(call list,RESPLOCK_WARNING_FLAGS RESPLOCK_CXX_FLAGS) \
+    $(if $(filter 1,$(WERROR)),-Werror)
+CPPFLAGS += -Iinclude -I$(BUILD)/include -Isrc
 
-CORE_SRC := $(wildcard src/*.cpp)
-PORT_SRC := $(foreach p,$(PORTS),$(wildcard ports/$(p)/*.cpp))
-CLI_SRC := $(wildcard tools/resplock/*.cpp)
-LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CORE_SRC) $(PORT_SRC))
+LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(LIB_SRC))
 CLI_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CLI_SRC))
+VERSION_H := $(BUILD)/include/resplock/version.h
 
-ifneq (,$(filter posix,$(PORTS)))
+ifeq ($(POSIX),1)
 all: lib cli
 else
 all: lib
@@ -49,12 +59,19 @@ $(BUILD)/libresplock.a: $(LIB_OBJ)
 $(BUILD)/resplock: $(CLI_OBJ) $(BUILD)/libresplock.a
 	$(CXX) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libresplock.a -pthread
 
-$(BUILD)/obj/%.o: %.cpp
+$(BUILD)/obj/%.o: %.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(CXX) $(STRICT) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
 
+# The version header CMake would write (cmake/version.h.in), from the same RESPLOCK_VERSION.
+$(VERSION_H): cmake/version.h.in cmake/resplock-sources.cmake
+	@mkdir -p $(dir $@)
+	@v="$(VERSION)"; sed -e "s/@PROJECT_VERSION@/$$v/" -e "s/@PROJECT_VERSION_MAJOR@/$${v%%.*}/" \
+	    -e "s/@PROJECT_VERSION_MINOR@/$$(echo $$v | cut -d. -f2)/" \
+	    -e "s/@PROJECT_VERSION_PATCH@/$${v##*.}/" $< >$@
+
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/libresplock.a $(BUILD)/resplock
+	rm -rf $(BUILD)/obj $(BUILD)/include $(BUILD)/libresplock.a $(BUILD)/resplock
 
 .PHONY: all lib cli clean
 
@@ -64,15 +81,16 @@ SIZE_BUILD ?= $(BUILD)/size-cortex-m4
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su
-SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(wildcard src/*.cpp))
+SIZE_SRC := $(call list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES)
+SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(SIZE_SRC))
 
 size: $(SIZE_OBJ)
 	@python3 tests/target/size_report.py --build $(SIZE_BUILD) --compiler "$(SIZE_CXX)" \
 	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" $(if $(SIZE_CHECK),--check)
 
-$(SIZE_BUILD)/src/%.o: src/%.cpp
+$(SIZE_BUILD)/src/%.o: src/%.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)
-	$(SIZE_CXX) $(STRICT) -Iinclude $(SIZE_FLAGS) $(SIZE_ANALYSIS) -MMD -MP -c $< -o $@
+	$(SIZE_CXX) $(STRICT) -Werror $(CPPFLAGS) $(SIZE_FLAGS) $(SIZE_ANALYSIS) -MMD -MP -c $< -o $@
 
 # The unit tests as Cortex-M4 programs (tests/target/cortex-m4/unit.mk), each run under QEMU.
 M4_BUILD ?= $(BUILD)/cortex-m4

@@ -39,9 +39,9 @@
 #include <string>
 #include <vector>
 
-#include "resplock/connection.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 namespace {
 
@@ -102,6 +102,12 @@ struct HeapCounter {
 // ---- uncontended cycle ----
 
 // One lock over the POSIX port with the 512-byte buffer the README recommends.
+resplock_port_t posix_port(resplock_posix_t& net) {
+    resplock_port_t port{};
+    if (resplock_posix_port_init(&net, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
+    return port;
+}
+
 struct OurClient {
     resplock_posix_t net{};
     resplock_port_t port;
@@ -111,7 +117,7 @@ struct OurClient {
     resplock::Lock lock;
 
     OurClient(std::uint16_t server_port, const char* key)
-        : port(resplock_posix_port(&net)),
+        : port(posix_port(net)),
           cfg(config(server_port)),
           conn(port, cfg, buf, sizeof buf),
           lock(conn, key) {}

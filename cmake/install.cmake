@@ -20,9 +20,13 @@ set(RESPLOCK_PKGCONFIG_DIR ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
 set_target_properties(resplock PROPERTIES EXPORT_NAME resplock)
 
+# Every public header, under include/resplock/ as in the source tree; the mock port's are for
+# this project's tests (and yours, from the source tree) and are not installed.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/resplock
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
-        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+        FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp" PATTERN "mock.h*" EXCLUDE)
+install(FILES ${PROJECT_BINARY_DIR}/include/resplock/version.h
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/resplock)
 install(TARGETS resplock EXPORT resplock-targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
@@ -62,9 +66,6 @@ foreach(port posix lwip mbedtls)
     endif()
     list(APPEND RESPLOCK_INSTALLED_PORTS ${port})
     set_target_properties(${target} PROPERTIES EXPORT_NAME ${port})
-    file(GLOB port_headers ${PROJECT_SOURCE_DIR}/ports/${port}/*.h
-         ${PROJECT_SOURCE_DIR}/ports/${port}/*.hpp)
-    install(FILES ${port_headers} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
     install(TARGETS ${target} EXPORT resplock-${port}-targets
             ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
             LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

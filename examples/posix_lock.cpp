@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <ctime>
 
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 using resplock::Status;
 
@@ -25,7 +25,8 @@ void work_step(int step) {
 
 int main() {
     resplock_posix_t posix;
-    const resplock_port_t port = resplock_posix_port(&posix);
+    resplock_port_t port;
+    if (resplock_posix_port_init(&posix, nullptr, &port) != RESPLOCK_STATUS_ok) return 1;
     resplock::ConnectionConfig config;
     const char* port_env = std::getenv("REDIS_PORT");
     config.port = static_cast<std::uint16_t>(port_env ? std::atoi(port_env) : 6379);

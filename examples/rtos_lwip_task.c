@@ -1,8 +1,8 @@
 /* A firmware task that flashes a shared sensor bus only while it holds the fleet-wide lock
  * "fleet:flash:sensor-bus", over lwIP, with the C API. The RTOS starts lock_task() once the
  * network is up; board_* functions stand for the application's own code. */
-#include "resplock/resplock.h"
-#include "resplock_lwip.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/ports/lwip.h"
 
 #define TTL_MS 15000U  /* a crashed holder blocks the others for at most this long */
 #define WAIT_MS 30000U /* how long to wait for another holder */
@@ -27,7 +27,7 @@ void lock_task(void* arg) {
     (void)arg;
 
     net_config.random = board_trng_read; /* required: tokens must be unguessable */
-    if (resplock_lwip_port(&net, &net_config, &port) != RESPLOCK_PORT_OK) {
+    if (resplock_lwip_port_init(&net, &net_config, &port) != RESPLOCK_STATUS_ok) {
         board_log("no random source", RESPLOCK_STATUS_random_failed);
         return;
     }

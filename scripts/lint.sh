@@ -16,8 +16,10 @@ fi
 # compile cannot be checked with its real flags, so say so instead.
 cxx=()
 c=()
-for f in src/*.cpp ports/posix/*.cpp ports/mock/*.cpp tools/resplock/main.cpp ports/lwip/*.c \
-    ports/mbedtls/*.c; do
+mapfile -t sources < <(scripts/sources.sh RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES \
+    RESPLOCK_C_API_SOURCES RESPLOCK_POSIX_SOURCES RESPLOCK_MOCK_SOURCES RESPLOCK_CLI_SOURCES \
+    RESPLOCK_LWIP_SOURCES RESPLOCK_MBEDTLS_SOURCES)
+for f in "${sources[@]}"; do
     if ! grep -qF "\"file\": \"$PWD/$f\"" "$db"; then
         echo "SKIPPED: $f (not compiled in $build)"
     elif [[ $f == *.c ]]; then
@@ -38,8 +40,7 @@ set -e
 # Every configuration of our own macros is checked, except a user's RESPLOCK_CONFIG_FILE, which is
 # not part of the tree.
 cppcheck_flags=(--enable=warning,style,performance,portability --error-exitcode=1 --inline-suppr
-    --library=posix --quiet -URESPLOCK_CONFIG_FILE -Iinclude -Iports/posix -Iports/mock
-    -Iports/lwip -Iports/mbedtls)
+    --library=posix --quiet -URESPLOCK_CONFIG_FILE -Iinclude -Isrc -I"$build/include")
 echo "cppcheck: ${#cxx[@]} C++ files (C++17) and ${#c[@]} C files (C99)"
 check=0
 cppcheck "${cppcheck_flags[@]}" --language=c++ --std=c++17 "${cxx[@]}" || check=1

@@ -64,7 +64,7 @@ stage_done() {
 
 # The host build also writes compile_commands.json for clang-tidy in the lint stage.
 stage "host: build everything, run the whole suite"
-cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Debug -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build build/cmake -j "$jobs"
 ctest --test-dir build/cmake --output-on-failure -j "$jobs" "$@"
 stage_done host
@@ -76,7 +76,7 @@ stage_done host
 # the soak test (long; it ran in the host stage).
 stage "sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer build (g++), suite again"
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS="$sanitize" \
+CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON -DCMAKE_C_FLAGS="$sanitize" \
     -DCMAKE_CXX_FLAGS="$sanitize" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
@@ -90,7 +90,7 @@ stage_done sanitizers
 # resplock exit code, so the tests' exit-code checks fail on it. Only the cases whose timing
 # margins survive valgrind's slower start run (RESPLOCK_CLI_SLOW_LAUNCHER lists them).
 stage "valgrind: the CLI tests (plain and TLS) with resplock under valgrind"
-cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_CLI_SLOW_LAUNCHER=ON \
+cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON -DRESPLOCK_CLI_SLOW_LAUNCHER=ON \
     "-DRESPLOCK_CLI_LAUNCHER=valgrind;--error-exitcode=99;--leak-check=full;--errors-for-leak-kinds=definite;-q"
 cmake --build build/valgrind -j "$jobs" --target cli_slow_launcher_tests
 ctest --test-dir build/valgrind --output-on-failure -j "$jobs" -L cli_slow_launcher
@@ -112,7 +112,7 @@ if ! command -v arm-linux-gnueabihf-g++ >/dev/null || ! command -v qemu-arm >/de
     [ ! -e /usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3 ]; then
     echo "SKIPPED: 32-bit ARM Linux stage (g++-arm-linux-gnueabihf or qemu-user not installed)"
 else
-    cmake -S . -B build/arm-linux -DCMAKE_BUILD_TYPE=Debug \
+    cmake -S . -B build/arm-linux -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
         -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
     cmake --build build/arm-linux -j "$jobs"
     # The soak test runs once, on the host.

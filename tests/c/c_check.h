@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-#include "resplock/status.h"
+#include "resplock/core/status.h"
 
 static int failures;
 static int checks;

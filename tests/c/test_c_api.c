@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resplock/resplock.h"
-#include "resplock_mock.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/ports/mock.h"
+#include "resplock/ports/posix.h"
 
 #include "c_check.h"
 
@@ -45,7 +45,8 @@ static void over_mock(void) {
     static resplock_conn_t conn;
     static resplock_lock_t lock;
     resplock_mock_t* m = resplock_mock_reset();
-    resplock_port_t port = resplock_mock_port(m);
+    resplock_port_t port;
+    CHECK(resplock_mock_port_init(m, NULL, &port) == RESPLOCK_STATUS_ok);
     resplock_conn_config_t cfg;
     resplock_lock_info_t info;
     const char* token;
@@ -108,8 +109,10 @@ static void over_posix(const char* port_text) {
     static resplock_conn_t conn_a, conn_b;
     static resplock_lock_t a, b;
     resplock_posix_t ctx_a, ctx_b;
-    resplock_port_t port_a = resplock_posix_port(&ctx_a);
-    resplock_port_t port_b = resplock_posix_port(&ctx_b);
+    resplock_port_t port_a;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_a, NULL, &port_a), RESPLOCK_STATUS_ok);
+    resplock_port_t port_b;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_b, NULL, &port_b), RESPLOCK_STATUS_ok);
     static char buf_b[512];
     resplock_conn_config_t cfg;
     resplock_lock_info_t info;

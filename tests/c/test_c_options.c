@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resplock/resplock.h"
-#include "resplock/resplock_options.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/c_api/options.h"
+#include "resplock/ports/posix.h"
 
 #include "c_check.h"
 
@@ -27,8 +27,8 @@ int main(void) {
         printf("REDIS_PORT is not set: run under with_redis\n");
         return 2;
     }
-    port_a = resplock_posix_port(&ctx_a);
-    port_b = resplock_posix_port(&ctx_b);
+    CHECK_STATUS(resplock_posix_port_init(&ctx_a, NULL, &port_a), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_posix_port_init(&ctx_b, NULL, &port_b), RESPLOCK_STATUS_ok);
     resplock_conn_config_init(&cfg);
     cfg.port = (uint16_t)atoi(port_text);
     cfg.timeout_ms = 1000;

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resplock/resplock.h"
-#include "resplock/resplock_quorum.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/c_api/quorum.h"
+#include "resplock/ports/posix.h"
 
 #include "c_check.h"
 
@@ -17,8 +17,10 @@ int main(void) {
     static resplock_quorum_t quorum, bad;
     static resplock_lock_t plain;
     resplock_posix_t ctx_q, ctx_p;
-    resplock_port_t port_q = resplock_posix_port(&ctx_q);
-    resplock_port_t port_p = resplock_posix_port(&ctx_p);
+    resplock_port_t port_q;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_q, NULL, &port_q), RESPLOCK_STATUS_ok);
+    resplock_port_t port_p;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_p, NULL, &port_p), RESPLOCK_STATUS_ok);
     resplock_conn_config_t cfg;
     resplock_conn_t* servers[1];
     resplock_conn_t* repeated[2];

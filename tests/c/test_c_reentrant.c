@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resplock/resplock.h"
-#include "resplock/resplock_reentrant.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/c_api/reentrant.h"
+#include "resplock/ports/posix.h"
 
 #include "c_check.h"
 
@@ -17,8 +17,10 @@ static resplock_reentrant_t a, a2, b, bad;
 int main(void) {
     const char* port_text = getenv("REDIS_PORT");
     resplock_posix_t ctx_a, ctx_b;
-    resplock_port_t port_a = resplock_posix_port(&ctx_a);
-    resplock_port_t port_b = resplock_posix_port(&ctx_b);
+    resplock_port_t port_a;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_a, NULL, &port_a), RESPLOCK_STATUS_ok);
+    resplock_port_t port_b;
+    CHECK_STATUS(resplock_posix_port_init(&ctx_b, NULL, &port_b), RESPLOCK_STATUS_ok);
     resplock_conn_config_t cfg;
     resplock_lock_t plain;
     const char* owner;

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "resplock/resplock.h"
-#include "resplock/resplock_renewer.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/c_api/renewer.h"
+#include "resplock/ports/posix.h"
 
 #include "c_check.h"
 
@@ -43,8 +43,10 @@ int main(void) {
     static resplock_lock_t lock, other;
     static resplock_renewer_t renewer;
     resplock_posix_t ctx, ctx2;
-    resplock_port_t port = resplock_posix_port(&ctx);
-    resplock_port_t port2 = resplock_posix_port(&ctx2);
+    resplock_port_t port;
+    CHECK_STATUS(resplock_posix_port_init(&ctx, NULL, &port), RESPLOCK_STATUS_ok);
+    resplock_port_t port2;
+    CHECK_STATUS(resplock_posix_port_init(&ctx2, NULL, &port2), RESPLOCK_STATUS_ok);
     resplock_conn_config_t cfg;
     resplock_lock_info_t info;
     struct lost lost = {0, NULL, RESPLOCK_STATUS_ok};

@@ -13,9 +13,10 @@
 
 #include "check.hpp"
 #include "fault_proxy.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 namespace {
 
@@ -73,7 +74,7 @@ bool gone_within(const std::string& key, std::int64_t ms) {
 // The POSIX port with its recv() counted, to show how replies reached the parser.
 struct Client {
     resplock_posix_t net;
-    resplock_port_t inner = resplock_posix_port(&net);
+    resplock_port_t inner = support::posix_port(net);
     resplock_port_t port = counting();
     ConnectionConfig config;
     char buf[512];

@@ -10,9 +10,10 @@
 
 #include "check.hpp"
 #include "fault_proxy.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/quorum_lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/quorum_lock.hpp"
 
 namespace {
 
@@ -67,7 +68,7 @@ struct Client {
 
     Client() {
         for (std::size_t i = 0; i < kServers; ++i) {
-            port[i] = resplock_posix_port(&ctx[i]);
+            port[i] = support::posix_port(ctx[i]);
             config[i].host = "127.0.0.1";
             config[i].port = rig().proxies[i]->port();
             config[i].timeout_ms = 2000;

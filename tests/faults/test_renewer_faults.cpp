@@ -12,10 +12,11 @@
 
 #include "check.hpp"
 #include "fault_proxy.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/renewer.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/renewer.hpp"
 
 namespace {
 
@@ -44,7 +45,7 @@ Rig& rig() {
 
 struct Client {
     resplock_posix_t ctx = {};
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     ConnectionConfig config;
     char buf[512];
     std::unique_ptr<Connection> conn;

@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/mock.hpp"
 
 using resplock::Connection;
 using resplock::ConnectionConfig;

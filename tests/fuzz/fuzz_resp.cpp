@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fuzz_check.hpp"
-#include "resplock/resp.hpp"
+#include "resplock/core/resp.hpp"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -26,6 +26,7 @@
 #include "check.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
+#include "resplock/version.h"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -451,7 +452,7 @@ TEST(help_and_version) {
 
     r = cli({"--version"});
     CHECK_EQ(r.code, 0);
-    CHECK_EQ(r.out, std::string("resplock 0.1.0\n"));
+    CHECK_EQ(r.out, std::string("resplock " RESPLOCK_VERSION "\n"));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -19,9 +19,10 @@
 #include <string_view>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/connection.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/ports/posix.h"
 
 using resplock::Status;
 using resplock::resp::Type;
@@ -47,7 +48,7 @@ resplock::ConnectionConfig config_for(std::uint16_t port, std::uint32_t timeout_
 template <std::size_t N = 1024>
 struct Client {
     explicit Client(const resplock::ConnectionConfig& config)
-        : port(resplock_posix_port(&ctx)), conn(port, config, buf, N) {}
+        : port(support::posix_port(ctx)), conn(port, config, buf, N) {}
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 
@@ -104,7 +105,7 @@ bool localhost_is_loopback() {
 TEST(port_without_connection_reports_errors) {
     resplock_posix_t ctx{};
     ctx.fd = 12345;
-    const resplock_port_t port = resplock_posix_port(&ctx);
+    const resplock_port_t port = support::posix_port(ctx);
     CHECK_EQ(ctx.fd, -1);
     CHECK(port.ctx == &ctx);
     std::uint8_t byte = 'x';
@@ -117,7 +118,7 @@ TEST(port_without_connection_reports_errors) {
 
 TEST(port_clock_sleep_and_random) {
     resplock_posix_t ctx{};
-    const resplock_port_t port = resplock_posix_port(&ctx);
+    const resplock_port_t port = support::posix_port(ctx);
     const std::uint32_t t0 = port.now_ms(port.ctx);
     const auto start = Clock::now();
     port.sleep_ms(port.ctx, 50);
@@ -150,8 +151,7 @@ TEST(port_clock_counts_time_spent_suspended) {
         // Only processes started after unshare() live in the new time namespace.
         int fd = -1;
         const char offsets[] = "boottime 1000000 0";
-        if (unshare(CLONE_NEWTIME) != 0 ||
-            (fd = open("/proc/self/timens_offsets", O_WRONLY)) < 0 ||
+        if (unshare(CLONE_NEWTIME) != 0 || (fd = open("/proc/self/timens_offsets", O_WRONLY)) < 0 ||
             write(fd, offsets, sizeof offsets - 1) != static_cast<ssize_t>(sizeof offsets - 1)) {
             _exit(77);
         }
@@ -160,7 +160,7 @@ TEST(port_clock_counts_time_spent_suspended) {
         if (inner < 0) _exit(1);
         if (inner == 0) {
             resplock_posix_t ctx{};
-            const resplock_port_t port = resplock_posix_port(&ctx);
+            const resplock_port_t port = support::posix_port(ctx);
             timespec boot{};
             timespec mono{};
             clock_gettime(CLOCK_BOOTTIME, &boot);
@@ -192,7 +192,7 @@ TEST(port_clock_counts_time_spent_suspended) {
     const std::uint32_t boot = readings[0];
     const std::uint32_t now = readings[1];
     const std::uint32_t mono = readings[2];
-    CHECK(now - boot <= 5U);        // the port reads boot time...
+    CHECK(now - boot <= 5U);         // the port reads boot time...
     CHECK(now - mono > 900000000U);  // ...not the monotonic clock, 10^9 ms behind it here
 }
 
@@ -200,7 +200,7 @@ TEST(port_round_trip_timeout_and_close) {
     support::RedisServer server;
     REQUIRE(server.running());
     resplock_posix_t ctx{};
-    const resplock_port_t port = resplock_posix_port(&ctx);
+    const resplock_port_t port = support::posix_port(ctx);
     REQUIRE_EQ(port.connect(port.ctx, "127.0.0.1", server.port(), 1000), RESPLOCK_PORT_OK);
     CHECK(ctx.fd >= 0);
 
@@ -231,7 +231,7 @@ TEST(port_send_after_peer_reset_is_closed_without_sigpipe) {
     support::RedisServer server;
     REQUIRE(server.running());
     resplock_posix_t ctx{};
-    const resplock_port_t port = resplock_posix_port(&ctx);
+    const resplock_port_t port = support::posix_port(ctx);
     REQUIRE_EQ(port.connect(port.ctx, "127.0.0.1", server.port(), 1000), RESPLOCK_PORT_OK);
     server.kill();
     // The first write draws a reset from the dead peer; a later one fails with EPIPE, which
@@ -248,7 +248,7 @@ TEST(port_send_after_peer_reset_is_closed_without_sigpipe) {
 
 TEST(port_connect_outcomes) {
     resplock_posix_t ctx{};
-    const resplock_port_t port = resplock_posix_port(&ctx);
+    const resplock_port_t port = support::posix_port(ctx);
     const std::uint16_t closed_port = support::free_port();
     REQUIRE(closed_port != 0);
     CHECK_EQ(port.connect(port.ctx, "127.0.0.1", closed_port, 1000), RESPLOCK_PORT_REFUSED);

@@ -13,10 +13,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -50,7 +51,7 @@ struct Client {
 
     Client(const char* host, std::uint16_t port, std::uint32_t timeout_ms = 1000)
         : config(make(host, port, timeout_ms)),
-          conn(resplock_posix_port(&net), config, buf, sizeof buf) {}
+          conn(support::posix_port(net), config, buf, sizeof buf) {}
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 

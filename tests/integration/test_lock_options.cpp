@@ -12,7 +12,8 @@
 
 #include "check.hpp"
 #include "lock_cases.hpp"
-#include "resplock_posix.h"
+#include "ports.hpp"
+#include "resplock/ports/posix.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ using Clock = std::chrono::steady_clock;
 // The acquire script's EVAL needs 793 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
 struct Client {
     resplock_posix_t ctx;
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     ConnectionConfig config;
     std::vector<char> buf;
     Connection conn;

@@ -18,11 +18,12 @@
 #include <string_view>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/connection.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/resp.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/core/resp.hpp"
+#include "resplock/ports/posix.h"
 
 // ---- counting allocator ----
 
@@ -194,7 +195,7 @@ constexpr std::size_t kBuffer = 1024;
 // A Connection over its own POSIX port; constructed in place (armed) by each test.
 struct Client {
     explicit Client(const ConnectionConfig& config)
-        : port(resplock_posix_port(&ctx)), conn(port, config, buf, kBuffer) {}
+        : port(support::posix_port(ctx)), conn(port, config, buf, kBuffer) {}
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 

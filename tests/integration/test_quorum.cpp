@@ -11,9 +11,10 @@
 #include <thread>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/quorum_lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/quorum_lock.hpp"
 
 namespace {
 
@@ -63,7 +64,7 @@ struct Revive {
 struct Client {
     struct One {
         resplock_posix_t ctx{};
-        resplock_port_t port = resplock_posix_port(&ctx);
+        resplock_port_t port = support::posix_port(ctx);
         ConnectionConfig config;
         std::unique_ptr<char[]> buf;
         std::unique_ptr<Connection> conn;
@@ -460,7 +461,7 @@ TEST(invalid_arguments) {
     Connection* with_null[2] = {c.conns[0], nullptr};
     // Two connections over one port context: one transport for two servers.
     resplock_posix_t shared_ctx{};
-    const resplock_port_t shared = resplock_posix_port(&shared_ctx);
+    const resplock_port_t shared = support::posix_port(shared_ctx);
     char buf_x[512];
     char buf_y[512];
     Connection x(shared, c.one[0].config, buf_x, sizeof buf_x);

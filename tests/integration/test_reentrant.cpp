@@ -10,10 +10,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/reentrant_lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/reentrant_lock.hpp"
 
 namespace {
 
@@ -33,7 +34,7 @@ support::RedisServer& server() {
 // One connection over POSIX sockets with a buffer of `size` bytes.
 struct Client {
     resplock_posix_t ctx;
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     ConnectionConfig config;
     std::vector<char> buf;
     Connection conn;

@@ -11,11 +11,12 @@
 #include <pthread.h>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/renewer.hpp"
-#include "resplock_posix.h"
-#include "resplock_renewer_thread.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/posix/renewer_thread.hpp"
+#include "resplock/variants/renewer.hpp"
 
 using resplock::Connection;
 using resplock::ConnectionConfig;
@@ -36,7 +37,7 @@ support::RedisServer& server() {
 
 struct Client {
     resplock_posix_t ctx;
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     ConnectionConfig config;
     char buf[512];
     Connection conn;

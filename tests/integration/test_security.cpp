@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -87,7 +88,7 @@ struct Client {
 
     Client(std::uint16_t port, const char* user, const char* password, std::uint32_t db = 0)
         : config(make(port, user, password, db)),
-          conn(resplock_posix_port(&net), config, buf, sizeof buf) {}
+          conn(support::posix_port(net), config, buf, sizeof buf) {}
     Client(const Client&) = delete;
     Client& operator=(const Client&) = delete;
 

@@ -17,10 +17,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 
 namespace {
 
@@ -63,7 +64,7 @@ bool contains(const std::string& s, const std::string& part) {
 // One connection to a server on 127.0.0.1 over the POSIX port.
 struct Client {
     resplock_posix_t ctx{};
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     ConnectionConfig config;
     char buf[512];
     Connection conn;

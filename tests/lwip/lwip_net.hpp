@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "resplock/port.h"
+#include "resplock/core/port.h"
 
 namespace lwipnet {
 

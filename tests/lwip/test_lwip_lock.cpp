@@ -3,7 +3,7 @@
 // real redis-server on 127.0.0.1.
 #include "lock_cases.hpp"
 #include "lwip_net.hpp"
-#include "resplock_lwip.h"
+#include "resplock/ports/lwip.h"
 
 namespace {
 
@@ -15,8 +15,8 @@ struct LwipNet {
         lwipnet::stack();
         resplock_lwip_config_t config{};
         config.random = lwipnet::os_random;
-        if (resplock_lwip_port(&ctx, &config, &port_) != RESPLOCK_PORT_OK) {
-            check::fail(__FILE__, __LINE__, "resplock_lwip_port refused a config with random");
+        if (resplock_lwip_port_init(&ctx, &config, &port_) != RESPLOCK_STATUS_ok) {
+            check::fail(__FILE__, __LINE__, "resplock_lwip_port_init refused a config with random");
         }
     }
     LwipNet(const LwipNet&) = delete;

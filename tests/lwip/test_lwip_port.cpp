@@ -11,8 +11,8 @@
 #include "check.hpp"
 #include "lock_cases.hpp"
 #include "lwip_net.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_lwip.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/lwip.h"
 
 using lock_cases::ms_since;
 using resplock::Status;
@@ -27,7 +27,7 @@ struct Net {
         lwipnet::stack();
         resplock_lwip_config_t config{};
         config.random = lwipnet::os_random;
-        (void)resplock_lwip_port(&ctx, &config, &port);
+        (void)resplock_lwip_port_init(&ctx, &config, &port);
     }
     std::int32_t connect(const char* host, std::uint16_t p, std::uint32_t timeout_ms) {
         return port.connect(port.ctx, host, p, timeout_ms);
@@ -217,7 +217,7 @@ TEST(clock_and_sleep_follow_lwip_and_the_sleep_hook) {
     config.random = lwipnet::os_random;
     config.sleep = Hook::sleep;
     config.sleep_user = &hook;
-    REQUIRE_EQ(resplock_lwip_port(&ctx, &config, &port), RESPLOCK_PORT_OK);
+    REQUIRE_EQ(resplock_lwip_port_init(&ctx, &config, &port), RESPLOCK_STATUS_ok);
     start = Clock::now();
     port.sleep_ms(port.ctx, 1000);
     CHECK(ms_since(start) < 100);  // the hook decides how to sleep
@@ -228,14 +228,14 @@ TEST(the_port_refuses_to_make_tokens_without_a_random_source) {
     resplock_lwip_t ctx;
     resplock_port_t port;
     resplock_lwip_config_t config{};  // no random
-    CHECK_EQ(resplock_lwip_port(&ctx, &config, &port), RESPLOCK_PORT_ERROR);
+    CHECK_EQ(resplock_lwip_port_init(&ctx, &config, &port), RESPLOCK_STATUS_random_failed);
     CHECK(port.random == nullptr);
     CHECK(port.connect != nullptr && port.close != nullptr && port.now_ms != nullptr);
-    CHECK_EQ(resplock_lwip_port(&ctx, nullptr, &port), RESPLOCK_PORT_ERROR);
+    CHECK_EQ(resplock_lwip_port_init(&ctx, nullptr, &port), RESPLOCK_STATUS_random_failed);
     CHECK(port.random == nullptr);
 
     // Even if the result is ignored, a lock over it never takes the key.
-    REQUIRE(resplock_lwip_port(&ctx, &config, &port) == RESPLOCK_PORT_ERROR);
+    REQUIRE(resplock_lwip_port_init(&ctx, &config, &port) == RESPLOCK_STATUS_random_failed);
     resplock::ConnectionConfig cc;
     cc.host = lwipnet::ipv4;
     cc.port = lwipnet::bridge_port();
@@ -264,7 +264,7 @@ TEST(the_applications_random_source_is_used_and_its_failure_refuses_the_lock) {
     resplock_lwip_config_t config{};
     config.random = Source::fill;
     config.random_user = &source;
-    REQUIRE_EQ(resplock_lwip_port(&ctx, &config, &port), RESPLOCK_PORT_OK);
+    REQUIRE_EQ(resplock_lwip_port_init(&ctx, &config, &port), RESPLOCK_STATUS_ok);
     resplock::ConnectionConfig cc;
     cc.host = lwipnet::ipv4;
     cc.port = lwipnet::bridge_port();

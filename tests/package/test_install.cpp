@@ -109,11 +109,14 @@ TEST(install_into_a_temporary_prefix) {
 
     const fs::path lib = s.prefix / RESPLOCK_LIBDIR;
     const std::vector<fs::path> expected = {
-        s.prefix / "include/resplock/lock.hpp",
-        s.prefix / "include/resplock/connection.hpp",
-        s.prefix / "include/resplock/status.h",
-        s.prefix / "include/resplock/port.h",
-        s.prefix / "include/resplock/config.h",
+        s.prefix / "include/resplock/core/lock.hpp",
+        s.prefix / "include/resplock/core/connection.hpp",
+        s.prefix / "include/resplock/core/status.h",
+        s.prefix / "include/resplock/core/port.h",
+        s.prefix / "include/resplock/core/config.h",
+        s.prefix / "include/resplock/variants/quorum_lock.hpp",
+        s.prefix / "include/resplock/c_api/lock.h",
+        s.prefix / "include/resplock/version.h",
         lib / "libresplock.a",
         lib / "cmake/resplock/resplock-config.cmake",
         lib / "cmake/resplock/resplock-config-version.cmake",
@@ -123,14 +126,17 @@ TEST(install_into_a_temporary_prefix) {
     for (const fs::path& p : expected)
         if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
     for (const std::string& port : split(RESPLOCK_PORTS, ',')) {
-        for (const fs::path& p : {s.prefix / "include" / ("resplock_" + port + ".h"),
+        for (const fs::path& p : {s.prefix / "include/resplock/ports" / (port + ".h"),
                                   lib / ("libresplock_" + port + ".a"),
                                   lib / ("cmake/resplock/resplock-" + port + "-targets.cmake"),
                                   lib / ("pkgconfig/resplock-" + port + ".pc")})
             if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
     }
-    // The mock port is for tests only.
-    CHECK(!fs::exists(s.prefix / "include/resplock_mock.hpp"));
+    // The mock port is for tests only; nothing lands beside include/resplock/.
+    CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.hpp"));
+    CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.h"));
+    for (const auto& entry : fs::directory_iterator(s.prefix / "include"))
+        CHECK_EQ(entry.path().filename().string(), std::string("resplock"));
     CHECK(!fs::exists(lib / "libresplock_mock.a"));
 
 #ifdef RESPLOCK_WITH_CLI
@@ -228,9 +234,9 @@ TEST(pkg_config_consumer_builds_and_locks) {
         const fs::path src = s.root / ("port_" + port + ".cpp");
         // As in consumer/CMakeLists.txt: referencing the port's entry point makes the linker
         // need the port's own dependencies.
-        std::ofstream(src) << "#include \"resplock_" << port << ".h\"\n"
+        std::ofstream(src) << "#include \"resplock/ports/" << port << ".h\"\n"
                            << "int main() {\n"
-                           << "    auto* volatile entry = &resplock_" << port << "_port;\n"
+                           << "    auto* volatile entry = &resplock_" << port << "_port_init;\n"
                            << "    return entry != nullptr ? 0 : 1;\n"
                            << "}\n";
         const std::string port_cmd = std::string(RESPLOCK_CXX) + " -std=c++17 -o '" +

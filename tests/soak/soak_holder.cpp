@@ -11,8 +11,9 @@
 #include <cstdlib>
 #include <random>
 
-#include "resplock/lock.hpp"
-#include "resplock_posix.h"
+#include "ports.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
 #include "soak_common.hpp"
 
 namespace {
@@ -67,7 +68,7 @@ struct Client {
     Connection conn;
 
     Client(std::uint16_t server_port, std::uint32_t timeout_ms)
-        : port(resplock_posix_port(&ctx)),
+        : port(support::posix_port(ctx)),
           config(make_config(server_port, timeout_ms)),
           conn(port, config, buf, sizeof buf) {}
 

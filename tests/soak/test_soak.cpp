@@ -20,10 +20,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
-#include "resplock/connection.hpp"
-#include "resplock_posix.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/ports/posix.h"
 #include "soak_common.hpp"
 
 namespace {
@@ -194,7 +195,7 @@ TEST(checker_finds_overlaps) {
 // The test's own connection to the server, for GET.
 struct Client {
     resplock_posix_t ctx;
-    resplock_port_t port = resplock_posix_port(&ctx);
+    resplock_port_t port = support::posix_port(ctx);
     resplock::ConnectionConfig config;
     char buf[512];
     std::unique_ptr<resplock::Connection> conn;

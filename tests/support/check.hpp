@@ -9,7 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "resplock/status.hpp"
+#include "resplock/core/status.hpp"
 
 namespace check {
 

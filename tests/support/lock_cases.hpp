@@ -22,7 +22,7 @@
 
 #include "check.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
+#include "resplock/core/lock.hpp"
 
 namespace lock_cases {
 

@@ -3,7 +3,8 @@
 stack depth of each public function.
 
 Input: the objects built by `make size` (arm-none-eabi-g++ -Os -ffunction-sections -fdata-sections
--fstack-usage -fcallgraph-info=su), each with its .ci call-graph file next to it.
+-fstack-usage -fcallgraph-info=su) under src/core, src/variants and src/c_api of the build folder,
+each with its .ci call-graph file next to it. The core is exactly src/core.
 
 - flash = text + rodata (+ initial values of data), RAM = data + bss, read from the ELF section
   headers. A section of a COMDAT group (an inline function emitted by several objects) is counted
@@ -23,27 +24,35 @@ import re
 import struct
 import sys
 
-# Objects outside the core: a firmware that does not call them does not link them.
-OPTIONAL = {
-    "status.cpp": "status texts",
-    "resplock_c.cpp": "C API",
-    "lock_options.cpp": "fence/once/wake",
-    "lock_options_c.cpp": "C API: options",
-    "reentrant_lock.cpp": "reentrant lock",
-    "reentrant_lock_c.cpp": "C API: reentrant",
-    "renewer.cpp": "renewal driver",
-    "renewer_c.cpp": "C API: renewer",
-    "quorum_lock.cpp": "quorum lock",
-    "quorum_lock_c.cpp": "C API: quorum",
-}
+# What each object holds, by its path under src/. Everything outside src/core is optional: a
+# firmware that does not call it does not link it.
 ROLES = {
-    "resp.cpp": "RESP codec",
-    "connection.cpp": "connection",
-    "lock.cpp": "lock",
-    "lock_support.cpp": "lock support",
+    "core/resp.cpp": "RESP codec",
+    "core/connection.cpp": "connection",
+    "core/lock.cpp": "lock",
+    "core/lock_rules.cpp": "lock rules",
+    "variants/lock_options.cpp": "fence/once/wake",
+    "variants/reentrant_lock.cpp": "reentrant lock",
+    "variants/quorum_lock.cpp": "quorum lock",
+    "variants/renewer.cpp": "renewal driver",
+    "c_api/lock.cpp": "C API",
+    "c_api/options.cpp": "C API: options",
+    "c_api/reentrant.cpp": "C API: reentrant",
+    "c_api/quorum.cpp": "C API: quorum",
+    "c_api/renewer.cpp": "C API: renewer",
+    "c_api/status.cpp": "status texts",
 }
+# Core objects first, in this order; then anything else in src/core; then the optional ones.
+ORDER = ["core/resp.cpp", "core/connection.cpp", "core/lock.cpp", "core/lock_rules.cpp"]
+C_API = "c_api/lock.cpp"
+
+
+def optional(src):
+    return not src.startswith("core/")
+
+
 # Public C++ entry points (qualified names; every overload is reported). The C API functions
-# (resplock_*) of resplock_c.cpp are added when that object exists.
+# (resplock_*) of c_api/lock.cpp are added when that object exists.
 PUBLIC = [
     "resplock::Connection::command",
     "resplock::Connection::connect",
@@ -72,7 +81,7 @@ INDIRECT = "__indirect_call"
 def budgeted(fn):
     """The stack budget covers the core and its C API; the optional objects' calls (reentrant,
     quorum, options, renewer) are reported with their depth so a firmware can size its stacks."""
-    return fn.obj not in OPTIONAL or fn.obj == "resplock_c.cpp"
+    return not optional(fn.obj) or fn.obj == C_API
 
 SHF_WRITE, SHF_ALLOC, SHF_EXECINSTR = 0x1, 0x2, 0x4
 SHT_SYMTAB, SHT_NOBITS, SHT_GROUP = 2, 8, 17
@@ -257,7 +266,7 @@ def short(name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--build", required=True, help="folder holding src/*.o and src/*.ci")
+    ap.add_argument("--build", required=True, help="folder holding src/**/*.o and their .ci")
     ap.add_argument("--compiler", default="arm-none-eabi-g++", help="named in the report")
     ap.add_argument("--flags", default="", help="compiler flags, named in the report")
     ap.add_argument("--check", action="store_true", help="exit 1 when over budget")
@@ -267,13 +276,13 @@ def main():
     args = ap.parse_args()
 
     objdir = os.path.join(args.build, "src")
-    objects = sorted(f for f in os.listdir(objdir) if f.endswith(".o")) if os.path.isdir(objdir) else []
-    if not objects:
-        raise SystemExit(f"no objects in {objdir}: run `make size` first")
-    # Core first (codec, connection, lock, anything new), then the optional objects.
-    order = ["resp.cpp", "connection.cpp", "lock.cpp", "lock_support.cpp"]
-    srcs = [o[:-2] + ".cpp" for o in objects]
-    srcs.sort(key=lambda s: (s in OPTIONAL, order.index(s) if s in order else len(order), s))
+    srcs = []
+    for folder, _, files in os.walk(objdir):
+        rel = os.path.relpath(folder, objdir)
+        srcs += [os.path.join(rel, f[:-2] + ".cpp") for f in files if f.endswith(".o")]
+    if not srcs:
+        raise SystemExit(f"no objects under {objdir}: run `make size` first")
+    srcs.sort(key=lambda s: (optional(s), ORDER.index(s) if s in ORDER else len(ORDER), s))
 
     errors = []
     rows = []
@@ -283,9 +292,9 @@ def main():
         obj = os.path.join(objdir, src[:-4] + ".o")
         secs = list(sections(obj))
         flash, ram = footprint(secs)
-        optional = src in OPTIONAL
-        rows.append((f"src/{src}", OPTIONAL.get(src) or ROLES.get(src, "core"), flash, ram, optional))
-        if not optional:
+        rows.append((f"src/{src}", ROLES.get(src, "core" if not optional(src) else "optional"),
+                     flash, ram, optional(src)))
+        if not optional(src):
             core_secs += secs
         ci = obj[:-2] + ".ci"
         if not os.path.exists(ci):
@@ -300,24 +309,24 @@ def main():
         if not found:
             errors.append(f"public function {name} not found in the objects")
         public += sorted(found, key=lambda fn: fn.signature)
-    if "resplock_c.cpp" in graphs:
+    if C_API in graphs:
         public += sorted(
-            (fn for fn in graphs["resplock_c.cpp"].values()
+            (fn for fn in graphs[C_API].values()
              if fn.frame is not None and fn.name.startswith("resplock_") and ":" not in fn.title),
             key=lambda fn: fn.name)
 
     print(f"resplock on Cortex-M4: {args.compiler} {args.flags}".rstrip())
     print()
-    print(f"{'object':<26} {'contents':<17} {'flash (B)':>9} {'RAM (B)':>8}")
-    for path, role, flash, ram, optional in rows:
-        if optional:
+    print(f"{'object':<30} {'contents':<17} {'flash (B)':>9} {'RAM (B)':>8}")
+    for path, role, flash, ram, opt in rows:
+        if opt:
             continue
-        print(f"{path:<26} {role:<17} {flash:>9} {ram:>8}")
-    print(f"{'core total':<44} {core_flash:>9} {core_ram:>8}   "
+        print(f"{path:<30} {role:<17} {flash:>9} {ram:>8}")
+    print(f"{'core total (src/core)':<48} {core_flash:>9} {core_ram:>8}   "
           f"(budget: flash <= {args.max_core_flash} B, RAM <= {args.max_core_ram} B)")
-    for path, role, flash, ram, optional in rows:
-        if optional:
-            print(f"{path:<26} {role:<17} {flash:>9} {ram:>8}   (outside the core: linked only if used)")
+    for path, role, flash, ram, opt in rows:
+        if opt:
+            print(f"{path:<30} {role:<17} {flash:>9} {ram:>8}   (outside the core: linked only if used)")
     print("flash = text + rodata (+ .data initial values); RAM = .data + .bss of the object itself.")
     print("The caller's objects (Connection, Lock, buffer) are not counted: they live where the")
     print("caller puts them.")
@@ -343,7 +352,7 @@ def main():
         if externals:
             notes.append("+" + ",".join(sorted(externals)))
         if not budgeted(fn):
-            notes.insert(0, f"(optional: {OPTIONAL[fn.obj]}, not budgeted)")
+            notes.insert(0, f"(optional: {ROLES.get(fn.obj, fn.obj)}, not budgeted)")
         print(f"  {key:<{width}} {depth:>5} B  {' '.join(notes)}")
         route = " > ".join(f"{short(c.name)} {c.frame}" for c in chain)
         print(f"  {'':<{width}}          {route}")
@@ -363,8 +372,8 @@ def main():
 
     print(f"cortex_m4.core_flash {core_flash} bytes")
     print(f"cortex_m4.core_ram {core_ram} bytes")
-    for path, role, flash, ram, optional in rows:
-        base = os.path.basename(path)[:-4]
+    for path, role, flash, ram, opt in rows:
+        base = path[len("src/"):-len(".cpp")].replace("/", ".")
         print(f"cortex_m4.flash.{base} {flash} bytes")
         print(f"cortex_m4.ram.{base} {ram} bytes")
     for fn, key, depth, *_ in results:

@@ -32,8 +32,8 @@ def main():
             failures.append(what)
 
     with tempfile.TemporaryDirectory() as build:
-        os.makedirs(os.path.join(build, "src"))
-        obj = os.path.join(build, "src", "callgraph.o")
+        os.makedirs(os.path.join(build, "src", "core"))
+        obj = os.path.join(build, "src", "core", "callgraph.o")
         subprocess.run([CXX, *FLAGS, "-c", os.path.join(HERE, "fixtures", "callgraph.cpp"),
                         "-o", obj], check=True)
         report = subprocess.run([sys.executable, os.path.join(HERE, "size_report.py"),

@@ -8,10 +8,11 @@
 #include <string>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "redis_server.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_mbedtls.h"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/mbedtls.h"
+#include "resplock/ports/posix.h"
 #include "tls_fixture.hpp"
 
 using resplock::Connection;
@@ -46,7 +47,7 @@ struct Options {
 class TlsClient {
   public:
     TlsClient(std::uint16_t port, const Options& o) : host_(o.host) {
-        inner_ = resplock_posix_port(&tcp_);
+        inner_ = support::posix_port(tcp_);
         if (!o.ca.empty()) ca_ = read_file(o.ca);
         if (o.client_cert) {
             cert_ = read_file(certs().client);
@@ -64,8 +65,8 @@ class TlsClient {
         }
         c.server_name = o.server_name;
         c.insecure_skip_verify = o.insecure ? 1 : 0;
-        init = resplock_mbedtls_init(&tls, &inner_, &c);
-        port_ = resplock_mbedtls_port(&tls);
+        c.inner = &inner_;
+        init = resplock_mbedtls_port_init(&tls, &c, &port_);
         config_.host = host_.c_str();
         config_.port = port;
         config_.timeout_ms = o.timeout_ms;
@@ -246,13 +247,14 @@ TEST(a_der_ca_works_too) {
     const std::string der = read_file(certs().ca_der);
     REQUIRE(!der.empty() && der[0] == 0x30);  // an ASN.1 SEQUENCE, not text
     resplock_posix_t tcp;
-    const resplock_port_t inner = resplock_posix_port(&tcp);
+    const resplock_port_t inner = support::posix_port(tcp);
     auto tls = std::make_unique<resplock_mbedtls_t>();
     resplock_mbedtls_config_t cfg{};
     cfg.ca = reinterpret_cast<const unsigned char*>(der.data());
     cfg.ca_len = der.size();
-    REQUIRE_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_ok);
-    const resplock_port_t port = resplock_mbedtls_port(tls.get());
+    cfg.inner = &inner;
+    resplock_port_t port;
+    REQUIRE_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_ok);
     CHECK_EQ(port.connect(port.ctx, "127.0.0.1", server().port(), 2000), RESPLOCK_PORT_OK);
     static const char ping[] = "*1\r\n$4\r\nPING\r\n";
     CHECK_EQ(
@@ -330,7 +332,7 @@ TEST(insecure_connects_only_when_explicitly_set) {
 
 TEST(init_refuses_bad_configurations) {
     resplock_posix_t tcp;
-    const resplock_port_t inner = resplock_posix_port(&tcp);
+    const resplock_port_t inner = support::posix_port(tcp);
     auto tls = std::make_unique<resplock_mbedtls_t>();
     const std::string ca = read_file(certs().ca);
     const std::string cert = read_file(certs().client);
@@ -341,13 +343,18 @@ TEST(init_refuses_bad_configurations) {
     };
 
     resplock_mbedtls_config_t cfg{};
+    resplock_port_t port;
     cfg.ca = bytes(ca);
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), nullptr, &cfg), RESPLOCK_STATUS_invalid_argument);
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, nullptr), RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_invalid_argument);
+    cfg.inner = &inner;
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), nullptr, &port),
+             RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, nullptr),
+             RESPLOCK_STATUS_invalid_argument);
 
     static const unsigned char garbage[] = "-----BEGIN CERTIFICATE-----\nnot base64\n";
     cfg.ca = garbage;
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_invalid_argument);
     CHECK_EQ(resplock_mbedtls_failure(tls.get()), RESPLOCK_MBEDTLS_FAILURE_ca);
     char why[256];
     CHECK(resplock_mbedtls_describe(tls.get(), why, sizeof why) > 0);
@@ -355,17 +362,17 @@ TEST(init_refuses_bad_configurations) {
 
     cfg.ca = bytes(ca);
     cfg.cert = bytes(cert);  // without its key
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_invalid_argument);
     cfg.key = bytes(other_key);  // a key that is not the certificate's
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_invalid_argument);
     CHECK_EQ(resplock_mbedtls_failure(tls.get()), RESPLOCK_MBEDTLS_FAILURE_key);
     cfg.key = bytes(key);
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_ok);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_ok);
     resplock_mbedtls_free(tls.get());
 
     const std::string long_name(RESPLOCK_MBEDTLS_MAX_NAME + 1, 'a');
     cfg.server_name = long_name.c_str();
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_invalid_argument);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_invalid_argument);
 }
 
 namespace {
@@ -373,7 +380,7 @@ namespace {
 // An inner port that counts and can fail its random calls; everything else is POSIX.
 struct CountingRandom {
     resplock_posix_t tcp;
-    resplock_port_t posix = resplock_posix_port(&tcp);
+    resplock_port_t posix = support::posix_port(tcp);
     int calls = 0;
     std::size_t bytes = 0;
     bool fail = false;
@@ -417,10 +424,11 @@ TEST(drbg_is_seeded_from_the_inner_ports_random) {
 
     CountingRandom counting;
     resplock_port_t inner = counting.port();
-    REQUIRE_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_ok);
+    cfg.inner = &inner;
+    resplock_port_t port;
+    REQUIRE_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_ok);
     CHECK(counting.calls >= 1);
     CHECK(counting.bytes >= 32);  // at least a 256-bit seed
-    const resplock_port_t port = resplock_mbedtls_port(tls.get());
     CHECK_EQ(port.connect(port.ctx, "127.0.0.1", server().port(), 2000), RESPLOCK_PORT_OK);
     port.close(port.ctx);
     resplock_mbedtls_free(tls.get());
@@ -428,16 +436,16 @@ TEST(drbg_is_seeded_from_the_inner_ports_random) {
     CountingRandom failing;
     failing.fail = true;
     inner = failing.port();
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_random_failed);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_random_failed);
     CHECK(failing.calls >= 1);
 
     inner.random = nullptr;
-    CHECK_EQ(resplock_mbedtls_init(tls.get(), &inner, &cfg), RESPLOCK_STATUS_random_failed);
+    CHECK_EQ(resplock_mbedtls_port_init(tls.get(), &cfg, &port), RESPLOCK_STATUS_random_failed);
 }
 
 TEST(plain_client_against_the_tls_port_fails_within_its_deadline) {
     resplock_posix_t tcp;
-    const resplock_port_t port = resplock_posix_port(&tcp);
+    const resplock_port_t port = support::posix_port(tcp);
     ConnectionConfig cfg;
     cfg.port = server().port();
     cfg.timeout_ms = 1000;

@@ -1,8 +1,8 @@
 // Connection over the mock port: round trips, handshake paths, error replies, and the rule that
 // a connection is closed and re-established after any fault instead of being reused out of step.
 #include "check.hpp"
-#include "resplock/connection.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/core/connection.hpp"
+#include "resplock/ports/mock.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "check.hpp"
-#include "resplock/lock.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/mock.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;
@@ -514,7 +514,8 @@ TEST(try_acquire_backs_off_and_stops_at_the_deadline) {
     // Pauses are backoff/2 with backoff 10, 20, 40, 80, 160, 250: 5+10+20+40+80 = 155 ms, then
     // 125 ms (280), then the 20 ms left; a last attempt at the deadline itself: 8 attempts.
     for (int i = 0; i < 7; ++i)
-        f.mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply("*2\r\n$5\r\nother\r\n:-1\r\n");
+        f.mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply(
+            "*2\r\n$5\r\nother\r\n:-1\r\n");
     f.mock.expect(set_zeros).reply("$-1\r\n");
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.try_acquire(1000, 300), Status::busy);
@@ -540,7 +541,8 @@ TEST(try_acquire_makes_no_attempt_after_a_pause_that_overran_the_deadline) {
     mock.on_connect();
     // Pauses of 5 and 10 ms end at 55 and 115 ms: the second wakes 15 ms past the deadline.
     for (int i = 0; i < 2; ++i)
-        mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply("*2\r\n$5\r\nother\r\n:-1\r\n");
+        mock.expect(set_zeros).reply("$-1\r\n").expect(query_k).reply(
+            "*2\r\n$5\r\nother\r\n:-1\r\n");
     const std::uint32_t start = mock.now_ms;
     CHECK_EQ(lock.try_acquire(1000, 100), Status::busy);
     CHECK_EQ(mock.now_ms - start, 115U);

@@ -1,8 +1,8 @@
 // QuorumLock over three mock ports: the exact requests each server gets, and validity kept on
 // the first connection's clock.
 #include "check.hpp"
-#include "resplock/quorum_lock.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/ports/mock.hpp"
+#include "resplock/variants/quorum_lock.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;

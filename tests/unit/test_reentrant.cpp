@@ -2,8 +2,8 @@
 // malformed replies at each step), the exact requests sent, and waiting bounded by the PTTL that
 // comes with the busy reply.
 #include "check.hpp"
-#include "resplock/reentrant_lock.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/ports/mock.hpp"
+#include "resplock/variants/reentrant_lock.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;

@@ -4,9 +4,9 @@
 #include <new>
 
 #include "check.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/renewer.hpp"
-#include "resplock_mock.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/mock.hpp"
+#include "resplock/variants/renewer.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;

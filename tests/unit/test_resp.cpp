@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "check.hpp"
-#include "resplock/resp.hpp"
+#include "resplock/core/resp.hpp"
 
 using namespace std::literals;
 using resplock::Status;

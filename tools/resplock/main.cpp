@@ -21,16 +21,17 @@
 #include <optional>
 #include <string_view>
 
-#include "resplock/config.h"
-#include "resplock/connection.hpp"
-#include "resplock/lock.hpp"
-#include "resplock/quorum_lock.hpp"
-#include "resplock/renewer.hpp"
-#include "resplock/status.hpp"
-#include "resplock_posix.h"
-#include "resplock_renewer_thread.hpp"
+#include "resplock/core/config.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/core/status.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/posix/renewer_thread.hpp"
+#include "resplock/variants/quorum_lock.hpp"
+#include "resplock/variants/renewer.hpp"
+#include "resplock/version.h"
 #ifdef RESPLOCK_CLI_TLS
-#include "resplock_mbedtls.h"
+#include "resplock/ports/mbedtls.h"
 #endif
 
 namespace {
@@ -50,7 +51,7 @@ constexpr int exit_denied = 77;       // EX_NOPERM: authentication or permission
 constexpr int exit_cannot_run = 126;  // run: COMMAND found but could not be started
 constexpr int exit_not_found = 127;   // run: COMMAND not found
 
-constexpr const char version_text[] = "resplock 0.1.0\n";
+constexpr const char version_text[] = "resplock " RESPLOCK_VERSION "\n";
 constexpr const char default_url[] = "redis://127.0.0.1:6379";
 constexpr std::uint32_t max_ms = resplock::max_ttl_ms;  // largest TTL, wait or timeout
 constexpr std::size_t max_host_len = 255;
@@ -1243,7 +1244,8 @@ bool read_blob(const char* option, const char* path, Blob& blob) {
 }
 
 // Reads the TLS files and wraps `inner` in tls. Returns -1 on success, else the exit code.
-int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls) {
+int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls,
+              resplock_port_t& out) {
     if (o.cacert == nullptr && !o.insecure) {
         report(
             "rediss:// needs --cacert FILE (the CA that signed the server's certificate), or "
@@ -1279,7 +1281,8 @@ int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t
     }
     config.server_name = o.tls_server_name;
     config.insecure_skip_verify = o.insecure ? 1 : 0;
-    const resplock_status_t s = resplock_mbedtls_init(&tls, &inner, &config);
+    config.inner = &inner;
+    const resplock_status_t s = resplock_mbedtls_port_init(&tls, &config, &out);
     if (s == RESPLOCK_STATUS_ok) return -1;
     char why[400];
     if (resplock_mbedtls_describe(&tls, why, sizeof why) == 0) {
@@ -1412,7 +1415,7 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
                                   eps[i].ipv6 ? "%s[%s]:%u" : "%s%s:%u", i == 0 ? "" : ", ",
                                   eps[i].host, static_cast<unsigned>(eps[i].port));
         }
-        ports[i] = resplock_posix_port(&contexts[i]);
+        (void)resplock_posix_port_init(&contexts[i], nullptr, &ports[i]);  // fails on null only
         conns[i].emplace(ports[i], connection_config(eps[i], o), buffers[i], sizeof buffers[i]);
         list[i] = &*conns[i];
     }
@@ -1461,7 +1464,8 @@ int run(int argc, char** argv) {
     }
 
     static resplock_posix_t posix;
-    resplock_port_t port = resplock_posix_port(&posix);
+    resplock_port_t port;
+    (void)resplock_posix_port_init(&posix, nullptr, &port);  // fails on null arguments only
     if (o.url_count > 1) return run_quorum(o, eps, o.url_count, port);
 
     const Endpoint& ep = eps[0];
@@ -1475,9 +1479,8 @@ int run(int argc, char** argv) {
     target.tls = nullptr;
     target.client_cert = o.cert != nullptr;
     if (ep.tls) {
-        const int r = setup_tls(o, port, tls);
+        const int r = setup_tls(o, port, tls, port);
         if (r >= 0) return r;
-        port = resplock_mbedtls_port(&tls);
         target.tls = &tls;
     }
 #endif

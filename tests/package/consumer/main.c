@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resplock/resplock.h"
-#include "resplock_posix.h"
+#include "resplock/c_api/lock.h"
+#include "resplock/ports/posix.h"
 
 int main(int argc, char** argv) {
     static char buf_a[512];
@@ -26,12 +26,12 @@ int main(int argc, char** argv) {
     }
     printf("status_str: %s\n", resplock_status_str(RESPLOCK_STATUS_busy));
 
-    port_a = resplock_posix_port(&net_a);
-    port_b = resplock_posix_port(&net_b);
     resplock_conn_config_init(&cfg);
     cfg.host = "127.0.0.1";
     cfg.port = (uint16_t)atoi(argv[1]);
-    if (resplock_conn_init(&conn_a, &port_a, &cfg, buf_a, sizeof buf_a) != RESPLOCK_STATUS_ok ||
+    if (resplock_posix_port_init(&net_a, NULL, &port_a) != RESPLOCK_STATUS_ok ||
+        resplock_posix_port_init(&net_b, NULL, &port_b) != RESPLOCK_STATUS_ok ||
+        resplock_conn_init(&conn_a, &port_a, &cfg, buf_a, sizeof buf_a) != RESPLOCK_STATUS_ok ||
         resplock_conn_init(&conn_b, &port_b, &cfg, buf_b, sizeof buf_b) != RESPLOCK_STATUS_ok ||
         resplock_lock_init(&first, &conn_a, argv[2], strlen(argv[2])) != RESPLOCK_STATUS_ok ||
         resplock_lock_init(&second, &conn_b, argv[2], strlen(argv[2])) != RESPLOCK_STATUS_ok) {

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "resplock/lock.hpp"
-#include "resplock/status.h"
-#include "resplock_posix.h"
+#include "resplock/core/lock.hpp"
+#include "resplock/core/status.h"
+#include "resplock/ports/posix.h"
 
 int main(int argc, char** argv) {
     if (argc != 3) {
@@ -18,8 +18,13 @@ int main(int argc, char** argv) {
 
     resplock_posix_t net_a;
     resplock_posix_t net_b;
-    const resplock_port_t port_a = resplock_posix_port(&net_a);
-    const resplock_port_t port_b = resplock_posix_port(&net_b);
+    resplock_port_t port_a;
+    resplock_port_t port_b;
+    if (resplock_posix_port_init(&net_a, nullptr, &port_a) != RESPLOCK_STATUS_ok ||
+        resplock_posix_port_init(&net_b, nullptr, &port_b) != RESPLOCK_STATUS_ok) {
+        std::fprintf(stderr, "port set-up failed\n");
+        return 1;
+    }
     resplock::ConnectionConfig cfg;
     cfg.host = "127.0.0.1";
     cfg.port = static_cast<std::uint16_t>(std::atoi(argv[1]));

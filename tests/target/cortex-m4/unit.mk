@@ -14,17 +14,19 @@ M4_AR := $(M4_CROSS)ar
 # Soft float: nothing under test uses floating point, and start-up need not enable the FPU.
 M4_ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
 M4_OPT := -O2 -g -ffunction-sections -fdata-sections
-M4_CPPFLAGS := -Iinclude -Iports/mock -Itests/support
-# The library and the mock port keep the library's flags; tests keep the host's test flags.
-M4_LIB_CXXFLAGS := -std=c++17 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror \
-    -fno-exceptions -fno-rtti
+M4_CPPFLAGS := -Iinclude -Isrc -Itests/support
+# The library and the mock port keep the library's flags (cmake/resplock-sources.cmake); tests
+# keep the host's test flags.
+m4_list = $(shell sh scripts/sources.sh $(1))
+M4_LIB_CXXFLAGS := -std=c++17 $(call m4_list,RESPLOCK_WARNING_FLAGS RESPLOCK_CXX_FLAGS) -Werror
 M4_TEST_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-exceptions -fno-rtti
 M4_TEST_CFLAGS := -std=c99 -Wall -Wextra -Wshadow -Werror
 M4_STARTUP_CFLAGS := -std=c99 -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Werror
 M4_LDFLAGS := $(M4_ARCH) -nostartfiles --specs=rdimon.specs \
     -T $(M4_DIR)/mps2-an386.ld -Wl,--gc-sections
 
-M4_LIB_SRC := $(wildcard src/*.cpp) ports/mock/resplock_mock.cpp
+M4_LIB_SRC := $(call m4_list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES \
+    RESPLOCK_MOCK_SOURCES)
 M4_TESTS_CXX := $(wildcard tests/unit/test_*.cpp)
 M4_TESTS_C := $(wildcard tests/unit/test_*.c)
 

@@ -1,0 +1,70 @@
+# The one list of resplock's sources, per component, with the version and the warning flags.
+# Included by CMakeLists.txt, its ESP-IDF block and zephyr/CMakeLists.txt; the Makefile reads the
+# same lists (keep one `set(` per list, one path per line, `)` alone on the last line). Paths are
+# relative to the repository root; RESPLOCK_ROOT is that root.
+get_filename_component(RESPLOCK_ROOT "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+
+set(RESPLOCK_VERSION
+    0.2.0
+)
+
+# What every lock needs: the RESP codec, the connection, the plain lock and the rules all lock
+# kinds share. Exactly what the Cortex-M4 core budget measures (tests/target).
+set(RESPLOCK_CORE_SOURCES
+    src/core/resp.cpp
+    src/core/connection.cpp
+    src/core/lock.cpp
+    src/core/lock_rules.cpp
+)
+
+# Optional lock semantics: each object is linked only if the program calls it.
+set(RESPLOCK_VARIANT_SOURCES
+    src/variants/lock_options.cpp
+    src/variants/reentrant_lock.cpp
+    src/variants/quorum_lock.cpp
+    src/variants/renewer.cpp
+)
+
+# The C API over the above, and the status texts (resplock_status_str).
+set(RESPLOCK_C_API_SOURCES
+    src/c_api/lock.cpp
+    src/c_api/options.cpp
+    src/c_api/reentrant.cpp
+    src/c_api/quorum.cpp
+    src/c_api/renewer.cpp
+    src/c_api/status.cpp
+)
+
+# Ports (each its own library) and what needs a POSIX system beyond the port.
+set(RESPLOCK_POSIX_SOURCES
+    ports/posix/posix.cpp
+    src/posix/renewer_thread.cpp
+)
+set(RESPLOCK_LWIP_SOURCES
+    ports/lwip/lwip.c
+)
+set(RESPLOCK_MBEDTLS_SOURCES
+    ports/mbedtls/mbedtls.c
+)
+set(RESPLOCK_MOCK_SOURCES
+    ports/mock/mock.cpp
+)
+
+# The resplock command-line tool (POSIX).
+set(RESPLOCK_CLI_SOURCES
+    tools/resplock/main.cpp
+)
+
+# Warnings every library source is held to; our own builds (RESPLOCK_WERROR, scripts/test.sh)
+# make them errors, a consumer's build never does. Library code builds without exceptions and RTTI.
+set(RESPLOCK_WARNING_FLAGS
+    -Wall
+    -Wextra
+    -Wpedantic
+    -Wconversion
+    -Wshadow
+)
+set(RESPLOCK_CXX_FLAGS
+    -fno-exceptions
+    -fno-rtti
+)

@@ -1,0 +1,149 @@
+/* resplock C API: the connection and the lock for C programs (C99, no C++ types).
+ *
+ * Everything lives in storage the caller provides: a resplock_conn_t and a resplock_lock_t (plain
+ * structs, e.g. static or on a task's stack) and one I/O buffer of at least
+ * resplock_lock_buffer_min() bytes. Nothing is allocated. Functions return a resplock_status_t;
+ * resplock_status_str() gives its text. No function blocks longer than the connection's
+ * timeout_ms, except resplock_lock_try_acquire(), which waits at most wait_ms more.
+ *
+ * A connection and its locks are used by one task at a time (no internal locking).
+ *
+ *     static char buf[512];
+ *     static resplock_conn_t conn;
+ *     static resplock_lock_t lock;
+ *     resplock_conn_config_t cfg;
+ *     resplock_conn_config_init(&cfg);
+ *     cfg.host = "10.0.0.2";
+ *     resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf);
+ *     resplock_lock_init(&lock, &conn, "job:flash", 9);
+ *     if (resplock_lock_try_acquire(&lock, 10000, 5000) == RESPLOCK_STATUS_ok) {
+ *         ... work, calling resplock_lock_extend(&lock, 10000) every few seconds ...
+ *         resplock_lock_release(&lock);
+ *     }
+ */
+#ifndef RESPLOCK_RESPLOCK_H
+#define RESPLOCK_RESPLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "resplock/core/port.h"
+#include "resplock/core/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Storage sizes of the C++ objects behind the handles, for ILP32 and LP64 targets. The library
+ * checks at compile time that its objects fit. */
+#define RESPLOCK_CONN_STORAGE (272 + 18 * sizeof(void*))
+#define RESPLOCK_LOCK_STORAGE (176 + 4 * sizeof(void*))
+
+/* A connection to one Redis server. Opaque: use only through the functions below. */
+typedef struct resplock_conn {
+    union {
+        uint64_t align_u64;
+        void* align_ptr;
+        unsigned char bytes[RESPLOCK_CONN_STORAGE];
+    } opaque;
+} resplock_conn_t;
+
+/* A lock on one key over one connection. Opaque. */
+typedef struct resplock_lock {
+    union {
+        uint64_t align_u64;
+        void* align_ptr;
+        unsigned char bytes[RESPLOCK_LOCK_STORAGE];
+    } opaque;
+} resplock_lock_t;
+
+typedef struct resplock_conn_config {
+    const char* host;     /* name or numeric address, NUL-terminated; default "127.0.0.1" */
+    uint16_t port;        /* default 6379 */
+    const char* username; /* ACL user (AUTH user password); NULL: AUTH password only */
+    const char* password; /* NULL: no AUTH */
+    uint32_t db;          /* SELECT db after connecting when non-zero */
+    uint32_t timeout_ms;  /* budget of one call: reconnect, handshake, round trips; default 2000;
+                           * values above 2^31 - 1 count as 2^31 - 1 */
+} resplock_conn_config_t;
+
+typedef enum resplock_lock_state {
+    RESPLOCK_LOCK_FREE,
+    RESPLOCK_LOCK_HELD_BY_ME,
+    RESPLOCK_LOCK_HELD_BY_OTHER
+} resplock_lock_state_t;
+
+typedef struct resplock_lock_info {
+    resplock_lock_state_t state;
+    int64_t ttl_ms; /* the key's PTTL: ms left, -1 without TTL, -2 when absent */
+} resplock_lock_info_t;
+
+/* Largest TTL accepted, in ms (about 24.8 days). */
+#define RESPLOCK_MAX_TTL_MS 0x7fffffffUL
+
+/* Smallest I/O buffer that fits every request a lock sends (keys up to RESPLOCK_MAX_KEY_LEN). */
+size_t resplock_lock_buffer_min(void);
+
+/* Fills `config` with the defaults (127.0.0.1:6379, no AUTH, db 0, 2000 ms). */
+void resplock_conn_config_init(resplock_conn_config_t* config);
+
+/* Sets up `conn`. The port struct and config are copied; the port's context, the buffer and the
+ * config's strings must outlive the connection. No I/O happens until the first call that needs
+ * the server. Returns ok, or invalid_argument (a NULL pointer, no host, a port without
+ * connect/send/recv/close/now_ms/sleep_ms, or a buffer smaller than resplock_lock_buffer_min()). */
+resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_t* port,
+                                     const resplock_conn_config_t* config, char* buffer,
+                                     size_t buffer_size);
+
+/* Connects and authenticates now rather than on first use. Returns ok, timeout, no_host,
+ * connect_failed, closed, io_error, auth_required, auth_failed, server_error, ... */
+resplock_status_t resplock_conn_connect(resplock_conn_t* conn);
+
+/* Closes the transport and ends the connection; resplock_conn_init() may reuse the storage. */
+void resplock_conn_deinit(resplock_conn_t* conn);
+
+/* Binds `lock` to `key` (key_len bytes, copied, binary-safe) over `conn`, which must outlive it.
+ * Returns ok or invalid_argument (NULL pointer, empty key, key over RESPLOCK_MAX_KEY_LEN). */
+resplock_status_t resplock_lock_init(resplock_lock_t* lock, resplock_conn_t* conn, const char* key,
+                                     size_t key_len);
+
+/* One attempt (SET key token NX PX ttl_ms). ok: held. busy: someone else holds it.
+ * unknown_outcome: the reply was lost; the lock is not held, but release() may still clean up.
+ * Also invalid_argument, random_failed, protocol_error, too_large and connection statuses. */
+resplock_status_t resplock_lock_acquire(resplock_lock_t* lock, uint32_t ttl_ms);
+
+/* Attempts until held or wait_ms has passed (jittered backoff, never sleeping past the holder's
+ * TTL). wait_ms 0 is one attempt. Returns acquire's statuses; busy when the wait ran out;
+ * invalid_argument when wait_ms exceeds RESPLOCK_MAX_TTL_MS. */
+resplock_status_t resplock_lock_try_acquire(resplock_lock_t* lock, uint32_t ttl_ms,
+                                            uint32_t wait_ms);
+
+/* Deletes the key if it still holds this lock's token. ok: released. not_owner: someone else
+ * holds it. expired: it was gone. unknown_outcome: reply lost (call again). Afterwards
+ * remaining_ms() is 0 whatever the outcome. */
+resplock_status_t resplock_lock_release(resplock_lock_t* lock);
+
+/* Sets the key's TTL to ttl_ms if it still holds this lock's token. ok: validity restarts now.
+ * not_owner / expired: the lock is lost. Never waits past the validity left. unknown_outcome:
+ * the validity left is the shorter of the old and the new one. */
+resplock_status_t resplock_lock_extend(resplock_lock_t* lock, uint32_t ttl_ms);
+
+/* Who holds the key, and its PTTL, in one round trip. */
+resplock_status_t resplock_lock_query(resplock_lock_t* lock, resplock_lock_info_t* info);
+
+/* Milliseconds this holder may still rely on the lock (TTL minus elapsed time minus clock drift
+ * allowance); 0 when not held. Work that must not overlap another holder's must end before. */
+uint32_t resplock_lock_remaining_ms(const resplock_lock_t* lock);
+
+/* The current token (not NUL-terminated) and its length in *len; NULL and 0 when none. */
+const char* resplock_lock_token(const resplock_lock_t* lock, size_t* len);
+
+/* Takes over a token obtained elsewhere so release/extend act for it (validity unknown until an
+ * extend succeeds). Returns ok or invalid_argument (NULL, empty, or over 40 bytes). */
+resplock_status_t resplock_lock_adopt(resplock_lock_t* lock, const char* token, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESPLOCK_RESPLOCK_H */

@@ -1,0 +1,71 @@
+/* resplock C API: acquisition options over a resplock_lock_t (see resplock.h) — fencing numbers,
+ * locks taken at most once per interval, and waking a waiter on release. C99.
+ *
+ *     resplock_acquire_options_t opt;
+ *     uint64_t fence;
+ *     resplock_acquire_options_init(&opt);
+ *     opt.fence = 1;
+ *     if (resplock_lock_acquire_opt(&lock, 10000, &opt, &fence) == RESPLOCK_STATUS_ok) {
+ *         ... write to the protected resource along with `fence` ...
+ *     }
+ *
+ * Each option uses a companion key named KEY + a suffix (":fence", ":once", ":wake"), so an ACL
+ * key pattern that covers KEY covers them. These requests are longer than a plain lock's: with a
+ * key of RESPLOCK_MAX_KEY_LEN bytes they need a larger buffer than resplock_lock_buffer_min(),
+ * and a request that does not fit returns too_large without being sent. */
+#ifndef RESPLOCK_RESPLOCK_OPTIONS_H
+#define RESPLOCK_RESPLOCK_OPTIONS_H
+
+#include <stdint.h>
+
+#include "resplock/c_api/lock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct resplock_acquire_options {
+    /* Non-zero: also return a fencing number, INCR of KEY:fence in the same script as the SET:
+     * it grows with every successful acquisition and never with a busy one. */
+    int fence;
+    /* Non-zero: the lock can be taken at most once per this many ms by anyone, even if it is
+     * released early (the marker KEY:once, on the server's clock). 0..RESPLOCK_MAX_TTL_MS. Every
+     * party using the key must set it: a plain acquire ignores the marker. */
+    uint32_t once_per_ms;
+    /* Non-zero: while waiting, block on KEY:wake with BLPOP instead of sleeping; a release with
+     * wake set wakes one waiter at once. Falls back to sleeping if the server refuses BLPOP. */
+    int wake;
+} resplock_acquire_options_t;
+
+/* Fills `options` with the defaults: no fence, no interval, no wake. */
+void resplock_acquire_options_init(resplock_acquire_options_t* options);
+
+/* resplock_lock_acquire() with options. `fence` receives the fencing number on ok when
+ * options->fence is set (it must then not be NULL). NULL options: no options. Returns
+ * resplock_lock_acquire()'s statuses; busy also while the once-per marker exists; too_large when
+ * the request does not fit the buffer (not sent); invalid_argument for a NULL lock or fence, or
+ * once_per_ms over RESPLOCK_MAX_TTL_MS. */
+resplock_status_t resplock_lock_acquire_opt(resplock_lock_t* lock, uint32_t ttl_ms,
+                                            const resplock_acquire_options_t* options,
+                                            uint64_t* fence);
+
+/* resplock_lock_try_acquire() with options: waits up to wait_ms, never past the holder's TTL nor
+ * the once-per marker's. With options->wake the pauses block on BLPOP, so a release made with
+ * wake hands the lock over at once. Returns resplock_lock_acquire_opt()'s statuses; busy when the
+ * wait ran out. */
+resplock_status_t resplock_lock_try_acquire_opt(resplock_lock_t* lock, uint32_t ttl_ms,
+                                                uint32_t wait_ms,
+                                                const resplock_acquire_options_t* options,
+                                                uint64_t* fence);
+
+/* resplock_lock_release() with options: with options->wake, a successful release also wakes one
+ * waiter blocked in resplock_lock_try_acquire_opt() with wake. Same statuses as
+ * resplock_lock_release(), plus too_large when the request does not fit the buffer. */
+resplock_status_t resplock_lock_release_opt(resplock_lock_t* lock,
+                                            const resplock_acquire_options_t* options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESPLOCK_RESPLOCK_OPTIONS_H */

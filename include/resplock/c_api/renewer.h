@@ -1,0 +1,79 @@
+/* resplock renewal driver for C programs (C99): keeps up to RESPLOCK_MAX_RENEWED locks alive
+ * from the caller's own loop, with no thread and no allocation.
+ *
+ * resplock_renewer_tick() extends each watched lock once a third of its watch TTL has passed
+ * since its last successful renewal, retries a failed renewal after
+ * min(ttl/10, (remaining - margin)/2) ms while validity lasts, and calls the lost callback (the
+ * lock is then no longer watched) when the server says the lock is gone (not_owner, expired) or
+ * its local validity falls to its loss margin before a renewal succeeded (expired). The margin is
+ * the time the caller needs to stop the protected work, which must stop when the lock is reported
+ * lost. Renewals due together go most urgent first, each bounded by the earliest loss deadline,
+ * so a slow server cannot delay the loss report of a lock on another one (see renewer.hpp).
+ *
+ *     static resplock_renewer_t renewer;
+ *     resplock_renewer_init(&renewer);
+ *     resplock_renewer_watch_lock(&renewer, &lock, 10000, on_lost, &job, 500);
+ *     for (;;) {
+ *         uint32_t wait = resplock_renewer_tick(&renewer, port.now_ms(port.ctx));
+ *         ... other work, for at most `wait` ms ...
+ *     }
+ */
+#ifndef RESPLOCK_RESPLOCK_RENEWER_H
+#define RESPLOCK_RESPLOCK_RENEWER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "resplock/c_api/lock.h"
+#include "resplock/core/config.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Storage size of the renewer, for ILP32 and LP64 targets; the library checks that it fits. */
+#define RESPLOCK_RENEWER_STORAGE (RESPLOCK_MAX_RENEWED * (24 + 7 * sizeof(void*)))
+
+/* Opaque: use only through the functions below. */
+typedef struct resplock_renewer {
+    union {
+        uint64_t align_u64;
+        void* align_ptr;
+        unsigned char bytes[RESPLOCK_RENEWER_STORAGE];
+    } opaque;
+} resplock_renewer_t;
+
+/* Called from resplock_renewer_tick() when `lock` is lost; `why` is not_owner or expired. The
+ * lock is no longer watched: the callback may unwatch, release or watch it again, but must not
+ * call resplock_renewer_tick(). */
+typedef void (*resplock_renewer_lost_fn)(void* user, resplock_lock_t* lock, resplock_status_t why);
+
+/* An empty renewer. Returns ok, or invalid_argument for NULL. */
+resplock_status_t resplock_renewer_init(resplock_renewer_t* renewer);
+
+/* Starts renewing `lock` (which must outlive the watch) with ttl_ms every ttl_ms/3, and reports
+ * it lost once its validity left falls to loss_margin_ms (0: when it runs out); `on_lost` may be
+ * NULL. Returns ok, invalid_argument (NULL, lock not held, ttl_ms outside 1..RESPLOCK_MAX_TTL_MS,
+ * loss_margin_ms not below ttl_ms, or already watched) or too_large (RESPLOCK_MAX_RENEWED
+ * watched). */
+resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, resplock_lock_t* lock,
+                                              uint32_t ttl_ms, resplock_renewer_lost_fn on_lost,
+                                              void* user, uint32_t loss_margin_ms);
+
+/* Stops renewing `lock` (no request is sent); nothing happens if it is not watched. */
+void resplock_renewer_unwatch_lock(resplock_renewer_t* renewer, const resplock_lock_t* lock);
+
+/* Renews the watched locks that are due; now_ms is the locks' port clock (port.now_ms). A lock
+ * released by its user is dropped silently. Blocks for the renewals it sends (each bounded by
+ * the connection's timeout and the earliest loss deadline). Returns the ms after now_ms at which
+ * to call it again (0: at once; 1000 when nothing is watched). */
+uint32_t resplock_renewer_tick(resplock_renewer_t* renewer, uint32_t now_ms);
+
+/* How many locks are watched (0 for NULL). */
+size_t resplock_renewer_watching(const resplock_renewer_t* renewer);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESPLOCK_RESPLOCK_RENEWER_H */

@@ -1,0 +1,143 @@
+// One connection to one Redis server: a caller-owned buffer, one round trip at a time, the AUTH /
+// SELECT handshake, and reconnection after any fault. Knows nothing of locks.
+#ifndef RESPLOCK_CONNECTION_HPP
+#define RESPLOCK_CONNECTION_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/config.h"
+#include "resplock/core/port.h"
+#include "resplock/core/resp.hpp"
+#include "resplock/core/status.hpp"
+
+namespace resplock {
+
+struct ConnectionConfig {
+    const char* host = "127.0.0.1";  // NUL-terminated name or address; must outlive the Connection
+    std::uint16_t port = 6379;
+    const char* username = nullptr;  // ACL user name (AUTH user password); null: AUTH password
+    const char* password = nullptr;  // null: no AUTH is sent
+    std::uint32_t db = 0;            // SELECT db after connecting when non-zero
+    // Budget of one call: reconnect, handshake and round trip(s). Values above max_span_ms are
+    // taken as max_span_ms.
+    std::uint32_t timeout_ms = 2000;
+};
+
+// Longest span the library measures on the port's 32-bit clock (2^31 - 1 ms, about 24.8 days):
+// a longer one could not be told from a span in the past. Longer timeouts are cut to it.
+inline constexpr std::uint32_t max_span_ms = 0x7fffffffU;
+
+// Wrap-safe deadline on the port's 32-bit millisecond clock.
+struct Deadline {
+    std::uint32_t at_ms;
+
+    // `ms` from now; more than max_span_ms counts as max_span_ms.
+    static Deadline after(const resplock_port_t& port, std::uint32_t ms) noexcept {
+        return {port.now_ms(port.ctx) + (ms < max_span_ms ? ms : max_span_ms)};
+    }
+    // Milliseconds left (0 once passed).
+    std::uint32_t remaining(const resplock_port_t& port) const noexcept {
+        const auto left = static_cast<std::int32_t>(at_ms - port.now_ms(port.ctx));
+        return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
+    }
+    // Milliseconds since the deadline passed (0 while it has not).
+    std::uint32_t overdue(const resplock_port_t& port) const noexcept {
+        const auto late = static_cast<std::int32_t>(port.now_ms(port.ctx) - at_ms);
+        return late > 0 ? static_cast<std::uint32_t>(late) : 0U;
+    }
+};
+
+class Connection {
+  public:
+    // `buffer` holds each request and then its reply; it bounds the largest reply. The port and
+    // config are copied; the buffer, the port's context and config.host/username/password must
+    // outlive the Connection. No I/O happens until the first call.
+    Connection(const resplock_port_t& port, const ConnectionConfig& config, char* buffer,
+               std::size_t buffer_size) noexcept;
+    ~Connection() { close(); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
+
+    // Sends one command (an array of bulk strings) and reads its reply, connecting first if
+    // needed, all before `deadline`. The reply's views stay valid until the next call. An open
+    // connection is first checked without waiting: if the server closed it while it was idle,
+    // or bytes that answer no request are waiting, it is replaced by a new one.
+    // Returns:
+    //   ok: a reply that is not an error;
+    //   server_error, auth_required, auth_failed, no_permission, no_script, read_only, loading,
+    //   server_busy, out_of_memory, wrong_type: an error reply (reply.top() holds its text);
+    //   timeout, closed, io_error, protocol_error (malformed reply, or bytes after it), too_large
+    //   (reply larger than the buffer): the connection is closed and the next call reconnects;
+    //   request_sent() tells whether the server may have received the command;
+    //   no_host, connect_failed, and the handshake's failures (timeout, an error reply to SELECT
+    //   classified as above, auth_failed for any error reply to AUTH but LOADING): the command
+    //   was not sent, and request_sent() is false;
+    //   too_large with request_sent() false: the request does not fit the buffer (not sent);
+    //   invalid_argument: no argument given.
+    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                   Deadline deadline) noexcept;
+
+    // command() in two steps, so that one caller can send to several servers before reading
+    // any reply; command() is send() then receive(). send() checks the idle connection,
+    // reconnects if needed, encodes and sends, all before `deadline`. Returns ok (the command
+    // is out), or command()'s statuses for those stages: invalid_argument, too_large (does not
+    // fit: not sent), no_host, connect_failed, the handshake's failures, and timeout / closed /
+    // io_error while sending (the connection is closed; request_sent() tells whether any byte
+    // went out).
+    Status send(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
+    // Reads the reply to the command send() sent, before `deadline`, and classifies it. Call it
+    // once after each send() that returned ok, and only then: the connection holds one request
+    // in flight. Returns command()'s statuses for the reply: ok, an error-reply status, or
+    // timeout, closed, io_error, protocol_error, too_large (the connection is then closed).
+    Status receive(resp::Reply& reply, Deadline deadline) noexcept;
+
+    // command() with a deadline of config().timeout_ms from now.
+    Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept {
+        return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
+    }
+
+    // Connects and runs the handshake now (it otherwise happens on the first command). Returns
+    // ok, or the statuses of command()'s connect and handshake stage.
+    Status connect(Deadline deadline) noexcept;
+
+    // Closes the transport; the next call reconnects.
+    void close() noexcept;
+
+    // The text of the error reply the last command received (e.g. "ERR unknown command"), or
+    // empty if it received none. A view into the buffer, valid until the next command.
+    std::string_view error_text() const noexcept {
+        return error_reply_ ? values_[0].text() : std::string_view();
+    }
+
+    bool connected() const noexcept { return connected_; }
+    // Whether any byte of the last command reached the transport (its outcome may be unknown).
+    bool request_sent() const noexcept { return request_sent_; }
+    const resplock_port_t& port() const noexcept { return port_; }
+    const ConnectionConfig& config() const noexcept { return config_; }
+    std::size_t buffer_size() const noexcept { return size_; }
+
+  private:
+    Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
+    Status handshake(Deadline deadline) noexcept;
+    Status broken(Status s) noexcept;
+
+    resplock_port_t port_;
+    ConnectionConfig config_;
+    char* buf_;
+    std::size_t size_;
+    bool connected_ = false;
+    bool request_sent_ = false;
+    bool error_reply_ = false;
+    resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
+    resp::Parser parser_;
+};
+
+// The status an error reply maps to, from its first word (NOAUTH, WRONGPASS, NOPERM, NOSCRIPT,
+// READONLY, LOADING, BUSY, OOM, WRONGTYPE); server_error for any other.
+Status classify_error(std::string_view message) noexcept;
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_CONNECTION_HPP

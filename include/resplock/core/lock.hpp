@@ -1,0 +1,200 @@
+// The lock: one key on one server, owned through a random token kept in the object.
+// Acquire is SET key token NX PX ttl; release and extend are owner-checked Lua scripts sent with
+// EVALSHA and, when the server's script cache lacks them, EVAL.
+#ifndef RESPLOCK_LOCK_HPP
+#define RESPLOCK_LOCK_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/config.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/status.hpp"
+
+namespace resplock {
+
+enum class LockState : std::uint8_t { free, held_by_me, held_by_other };
+
+struct LockInfo {
+    LockState state = LockState::free;
+    std::int64_t ttl_ms = -2;  // the key's PTTL: remaining ms, -1 if it has no TTL, -2 if absent
+};
+
+// Largest TTL accepted (2^31 - 1 ms, about 24.8 days): keeps every clock span wrap-safe.
+inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
+// Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
+inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
+// Longest token adopt() accepts.
+inline constexpr std::size_t max_token_len = 40;
+// Smallest connection buffer that fits every request a Lock sends with a key of
+// RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
+std::size_t lock_buffer_min() noexcept;
+
+// How long a holder may rely on a lock it was granted: the TTL, minus the time since the request
+// that set it was sent, minus a clock-drift allowance of ttl/100 + 2 ms.
+// Kept as a start time and a span, and read as span - (now - start) in unsigned arithmetic, so a
+// lapsed validity never comes back when the 32-bit clock wraps; once read as run out it stays
+// run out, however far the clock goes on.
+class Validity {
+  public:
+    // Granted (or renewed) by a request sent at port time from_ms with this TTL.
+    void start(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
+    // A renewal sent at from_ms whose outcome is unknown: it may or may not have run, so the
+    // validity ends at the earlier of the old end and the new one.
+    void renewal_unconfirmed(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
+    void end() noexcept { known_ = false; }
+    // Whether a validity was granted since the last end() (it may have run out since).
+    bool known() const noexcept { return known_; }
+    // Milliseconds left on the port's clock; 0 once run out or when not known.
+    std::uint32_t remaining(const resplock_port_t& port) const noexcept;
+
+  private:
+    std::uint32_t from_ms_ = 0;  // port clock when the granting request was sent
+    std::uint32_t span_ms_ = 0;  // usable validity from then
+    bool known_ = false;
+    mutable bool lapsed_ = false;  // set by remaining() once it reads 0
+};
+
+// Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
+// Each uses a companion key named KEY + a suffix, so a key with a hash tag (locks:{job}) keeps
+// its companions in the same cluster slot, and an ACL key pattern for KEY covers them.
+struct AcquireOptions {
+    // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
+    // one with every granted acquisition (never with a busy one) and never expires; it is
+    // monotonic only as long as the server keeps KEY:fence (persistence).
+    bool fence = false;
+    // Non-zero (up to max_ttl_ms): the lock can be taken at most once per this many ms by
+    // anyone, even if released early (the marker KEY:once carries that PTTL, on the server's
+    // clock). Every party of the key must set it: a plain acquire ignores the marker.
+    std::uint32_t once_per_ms = 0;
+    // While waiting, block on KEY:wake with BLPOP (bounded by the backoff pause) instead of
+    // sleeping, so that a release made with wake hands the lock over at once. Falls back to
+    // sleeping for the rest of the wait if the server refuses BLPOP (ACL, old server).
+    bool wake = false;
+};
+
+// Smallest connection buffer for every request of the acquisition options (the acquire script's
+// EVAL with KEY, KEY:once and KEY:fence at RESPLOCK_MAX_KEY_LEN bytes): larger than
+// lock_buffer_min(). A smaller buffer works for shorter keys; a request that does not fit returns
+// too_large without being sent.
+std::size_t lock_options_buffer_min() noexcept;
+
+class Lock {
+  public:
+    // Binds the lock to `key` (copied; binary-safe). An empty key, or one longer than
+    // RESPLOCK_MAX_KEY_LEN, is not truncated: every call then returns invalid_argument.
+    Lock(Connection& conn, std::string_view key) noexcept;
+
+    // One attempt: SET key token NX PX ttl_ms with a fresh random token, one round trip.
+    // Returns ok (held: the server answered OK to this request), busy (someone holds it),
+    // invalid_argument (bad key, ttl_ms outside 1..max_ttl_ms, or this object already holds a
+    // lock that has not expired locally), random_failed, unknown_outcome (the request went out
+    // but its reply was lost), protocol_error / too_large (the reply was malformed or not the
+    // expected one), any connect/handshake status of Connection::command, or an error-reply
+    // status. After unknown_outcome, protocol_error or too_large the lock is not held, but the
+    // token is kept (remaining_ms() 0) so release() can remove a key the server may have set;
+    // otherwise it expires by its TTL.
+    Status acquire(std::uint32_t ttl_ms) noexcept;
+
+    // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
+    // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
+    // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
+    // was sent, and loading / server_busy replies (the server did not run the SET), are retried
+    // within the wait; the last one is returned when it runs out.
+    // Returns acquire()'s statuses; busy when the wait ran out with the lock still held;
+    // invalid_argument when wait_ms exceeds max_ttl_ms.
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+
+    // Owner-checked delete. Returns ok (released), not_owner (another token or a key of another
+    // type holds it), expired (the key was gone), invalid_argument (no token), unknown_outcome
+    // (reply lost), protocol_error / too_large (reply malformed), or connection/error-reply
+    // statuses. The token is forgotten on ok, not_owner and expired, and kept otherwise so the
+    // release can be retried; after any release remaining_ms() is 0. Sent even when local
+    // validity has run out, since the key may still carry this token.
+    Status release() noexcept;
+
+    // Owner-checked PEXPIRE to ttl_ms. Returns ok (local validity restarts from this request),
+    // not_owner, expired (the key was gone, or local validity had already run out: then no
+    // request is sent), invalid_argument, unknown_outcome, protocol_error, too_large, or
+    // connection/error-reply statuses. Waits for the reply no longer than the connection's
+    // timeout, nor the local validity left, nor wait_ms: a renewal confirmed too late would be of
+    // no use, so it then returns timeout or unknown_outcome. After unknown_outcome,
+    // protocol_error or too_large the renewal may or may not have run: validity then ends at the
+    // earlier of the old and the new one.
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
+
+    // Who holds the key, and its PTTL, atomically in one round trip. Returns ok,
+    // invalid_argument, or connection/error-reply statuses.
+    Status query(LockInfo& info) noexcept;
+
+    // acquire() / try_acquire() / release() with options (see AcquireOptions); defined apart
+    // from the plain calls, so a firmware that does not use them does not link them. `fence`
+    // receives the fencing number, only on ok, when options.fence is set (it must then not be
+    // null). Without fence and once_per_ms, acquire() is the plain one; try_acquire() is too
+    // unless wake is set. With them, one script does the whole attempt in one round trip, and
+    // busy also means the once-per marker exists; its busy reply carries the PTTL that bounds
+    // the wait. Statuses are those of the plain calls, plus invalid_argument (fence null,
+    // once_per_ms over max_ttl_ms) and too_large (the EVAL would not fit the connection's
+    // buffer: nothing is sent). After an error reply to the script the token is kept with no
+    // validity, as after unknown_outcome: the script may have stopped after its SET (e.g. an
+    // ACL without +incr). release(options) with wake also wakes one waiter; without wake it is
+    // release().
+    Status acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
+                   std::uint64_t* fence = nullptr) noexcept;
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
+                       std::uint64_t* fence = nullptr) noexcept;
+    Status release(const AcquireOptions& options) noexcept;
+
+    // Takes over a token obtained elsewhere (e.g. printed by `resplock acquire`), so release()
+    // and extend() can act for it. Its local validity is unknown (remaining_ms() is 0) until an
+    // extend() succeeds. Returns ok or invalid_argument (empty or over max_token_len bytes).
+    Status adopt(std::string_view token) noexcept;
+
+    // Milliseconds this holder may still rely on the lock: ttl - (now - time the acquire or
+    // extend request was sent) - drift, where drift = ttl/100 + 2 ms. 0 when not held.
+    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
+    bool held() const noexcept { return remaining_ms() > 0; }
+
+    // The token of the current or last attempted hold; empty when there is none.
+    std::string_view token() const noexcept { return {token_, token_len_}; }
+    std::string_view key() const noexcept { return {key_, key_len_}; }
+    Connection& connection() const noexcept { return conn_; }
+
+  private:
+    // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
+    // 1 release, 2 extend.
+    Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
+                      Deadline deadline) noexcept;
+    Status owner_result(Status s, const resp::Reply& reply) noexcept;
+    // Keeps `token` after an acquisition request sent at sent_at that returned s (ok, or an
+    // outcome that may have set the key); claims validity only on ok.
+    void keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
+    void drop() noexcept;
+
+    Connection& conn_;
+    char key_[RESPLOCK_MAX_KEY_LEN];
+    std::size_t key_len_ = 0;
+    char token_[max_token_len];
+    std::size_t token_len_ = 0;
+    Validity validity_;
+};
+
+// Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the
+// release is bounded by the connection's timeout.
+class LockGuard {
+  public:
+    explicit LockGuard(Lock& lock) noexcept : lock_(lock) {}
+    ~LockGuard() {
+        if (!lock_.token().empty()) (void)lock_.release();
+    }
+    LockGuard(const LockGuard&) = delete;
+    LockGuard& operator=(const LockGuard&) = delete;
+
+  private:
+    Lock& lock_;
+};
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_LOCK_HPP

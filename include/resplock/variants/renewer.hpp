@@ -1,0 +1,140 @@
+// The renewal driver (watchdog): keeps up to RESPLOCK_MAX_RENEWED locks alive from the caller's
+// own loop, with no thread and no heap. The caller calls tick() with the port clock and calls it
+// again after the number of milliseconds it returns (or sooner); each tick extends the locks that
+// are due and reports the ones that are lost.
+//
+// Schedule: a watched lock is extended with its watch TTL once a third of that TTL has passed
+// since the last successful renewal (the first time: since watch(), or earlier when the lock has
+// less than two thirds of the TTL left). A failed renewal that does not prove the lock gone
+// (timeout, unknown_outcome, connect_failed, a server error...) is retried after
+// min(ttl/10, (remaining - margin)/2) ms, at least 1 ms, while validity lasts.
+//
+// Loss margin: the time the caller needs to stop the protected work once told (e.g. SIGTERM, a
+// grace period, SIGKILL). A lock is reported lost as soon as its validity left falls to its
+// margin, so the stop can end before the validity does.
+//
+// Lost: on_lost(user, lock, why) is called, and the lock is no longer watched, when
+//   - the server says the key holds another token (why = not_owner) or is gone (expired), or
+//   - the lock's local validity (remaining_ms()) falls to its loss margin before a renewal
+//     succeeded (expired), even though the server may not have deleted the key yet: once it
+//     runs out nothing guarantees that no one else holds it.
+// Work protected by the lock must stop when it is reported lost. A renewal cannot help a process
+// that pauses longer than the validity left; only a check at the protected resource (a fencing
+// token) can.
+//
+// Several locks: renewals due together are sent most urgent first (least validity left beyond
+// the margin), and each waits for its reply no longer than its own validity left beyond its
+// margin, nor half of what any other watched lock has left beyond its margin; losses are checked
+// again after every renewal. So one slow or dead server delays neither the renewal nor the loss
+// report of a lock on another server past that lock's margin.
+#ifndef RESPLOCK_RENEWER_HPP
+#define RESPLOCK_RENEWER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/config.h"
+#include "resplock/core/status.hpp"
+
+namespace resplock {
+
+class Renewer {
+  public:
+    // Called from tick() when a watched lock is lost: `lock` is the object given to watch(),
+    // `why` is not_owner or expired. The slot is already free, so the callback may unwatch(),
+    // release() or watch() again; it must not call tick().
+    using LostFn = void (*)(void* user, void* lock, Status why);
+
+    // What tick() returns when nothing is watched.
+    static constexpr std::uint32_t idle_ms = 1000;
+
+    Renewer() noexcept = default;
+    ~Renewer() = default;
+    Renewer(const Renewer&) = delete;
+    Renewer& operator=(const Renewer&) = delete;
+
+    // Starts renewing `lock` (which must outlive the watch) with `ttl_ms` every ttl_ms/3, and
+    // reports it lost once its validity left falls to loss_margin_ms. L is any lock with
+    // Status extend(std::uint32_t ttl, std::uint32_t wait_ms), std::uint32_t remaining_ms() const
+    // and std::string_view token() const (resplock::Lock and the other lock kinds). Returns ok,
+    // invalid_argument (the lock is not held, ttl_ms outside 1..max_ttl_ms, loss_margin_ms not
+    // below ttl_ms, or the lock is already watched), or too_large (RESPLOCK_MAX_RENEWED locks are
+    // watched already).
+    template <class L>
+    Status watch(L& lock, std::uint32_t ttl_ms, LostFn on_lost = nullptr, void* user = nullptr,
+                 std::uint32_t loss_margin_ms = 0) noexcept {
+        return add(&lock, ops_for<L>, ttl_ms, on_lost, user, loss_margin_ms);
+    }
+
+    // Stops renewing `lock`, without any request; nothing happens if it is not watched.
+    void unwatch(const void* lock) noexcept;
+    // Whether `lock` is watched (it is no longer once released or reported lost).
+    bool watches(const void* lock) const noexcept;
+    // How many locks are watched.
+    std::size_t watching() const noexcept;
+
+    // Renews the locks that are due and reports the lost ones; now_ms is the port clock
+    // (port.now_ms) of the locks' connections. A lock whose token() is empty (released by its
+    // user) or has changed (released and acquired again) is dropped silently, never renewed.
+    // Blocks for the renewals it sends, each bounded by its connection's timeout and as above.
+    // Returns the ms after now_ms at which tick() should be called next: the earliest renewal or
+    // retry due, or the earliest moment a lock's validity falls to its margin (0: at once; idle_ms
+    // when nothing is watched).
+    std::uint32_t tick(std::uint32_t now_ms) noexcept;
+
+  private:
+    // Type erasure without virtual functions: one constant table of plain functions per lock type.
+    struct Ops {
+        Status (*extend)(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+        std::uint32_t (*remaining_ms)(const void* lock) noexcept;
+        std::string_view (*token)(const void* lock) noexcept;
+    };
+    template <class L>
+    static Status extend_of(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+        return static_cast<L*>(lock)->extend(ttl_ms, wait_ms);
+    }
+    template <class L>
+    static std::uint32_t remaining_of(const void* lock) noexcept {
+        return static_cast<const L*>(lock)->remaining_ms();
+    }
+    template <class L>
+    static std::string_view token_of(const void* lock) noexcept {
+        return static_cast<const L*>(lock)->token();
+    }
+    template <class L>
+    static constexpr Ops ops_for = {&extend_of<L>, &remaining_of<L>, &token_of<L>};
+
+    struct Slot {
+        void* lock = nullptr;  // null: free
+        const Ops* ops = nullptr;
+        LostFn on_lost = nullptr;
+        void* user = nullptr;
+        std::uint32_t ttl_ms = 0;
+        std::uint32_t margin_ms = 0;  // reported lost once the validity left falls to this
+        std::uint32_t due_ms = 0;     // port time of the next renewal, once scheduled
+        std::uint32_t left_ms = 0;    // remaining_ms() at watch(), until the first tick schedules
+        std::uint32_t token_hash = 0;
+        bool scheduled = false;
+    };
+
+    Status add(void* lock, const Ops& ops, std::uint32_t ttl_ms, LostFn on_lost, void* user,
+               std::uint32_t margin_ms) noexcept;
+    // Drops released locks, reports lost ones and schedules new ones.
+    void check(std::uint32_t now_ms) noexcept;
+    // The watched slot most urgently due at now_ms, or null.
+    Slot* most_urgent_due(std::uint32_t now_ms) noexcept;
+    // Milliseconds until the first watched lock must be reported lost (max_ttl_ms: none).
+    std::uint32_t earliest_loss() const noexcept;
+    // How long the renewal of `slot` may wait for its reply (see tick()).
+    std::uint32_t wait_for(const Slot& slot) const noexcept;
+    void renew(Slot& slot, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept;
+    static std::uint32_t slack(const Slot& slot) noexcept;
+    static void lose(Slot& slot, Status why) noexcept;
+
+    Slot slots_[RESPLOCK_MAX_RENEWED];
+};
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_RENEWER_HPP

@@ -1,0 +1,56 @@
+// The C API of the acquisition options: wrappers over Lock's calls with AcquireOptions.
+#include "resplock/c_api/options.h"
+
+#include "c_api/handles.hpp"
+
+using resplock::AcquireOptions;
+using resplock::Lock;
+using resplock::c_api::c_status;
+
+static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
+              "RESPLOCK_LOCK_STORAGE is too small for this target");
+
+namespace {
+
+AcquireOptions options_of(const resplock_acquire_options_t* options) noexcept {
+    AcquireOptions o;
+    if (options != nullptr) {
+        o.fence = options->fence != 0;
+        o.once_per_ms = options->once_per_ms;
+        o.wake = options->wake != 0;
+    }
+    return o;
+}
+
+}  // namespace
+
+extern "C" {
+
+void resplock_acquire_options_init(resplock_acquire_options_t* options) {
+    if (options != nullptr) *options = {0, 0, 0};
+}
+
+resplock_status_t resplock_lock_acquire_opt(resplock_lock_t* lock, uint32_t ttl_ms,
+                                            const resplock_acquire_options_t* options,
+                                            uint64_t* fence) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(
+        resplock::c_api::object<Lock>(lock).acquire(ttl_ms, options_of(options), fence));
+}
+
+resplock_status_t resplock_lock_try_acquire_opt(resplock_lock_t* lock, uint32_t ttl_ms,
+                                                uint32_t wait_ms,
+                                                const resplock_acquire_options_t* options,
+                                                uint64_t* fence) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(resplock::c_api::object<Lock>(lock).try_acquire(ttl_ms, wait_ms,
+                                                                    options_of(options), fence));
+}
+
+resplock_status_t resplock_lock_release_opt(resplock_lock_t* lock,
+                                            const resplock_acquire_options_t* options) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(resplock::c_api::object<Lock>(lock).release(options_of(options)));
+}
+
+}  // extern "C"

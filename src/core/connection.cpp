@@ -1,0 +1,182 @@
+#include "resplock/core/connection.hpp"
+
+#include <cstring>
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+
+namespace {
+
+Status from_port(std::int32_t code) noexcept {
+    switch (code) {
+        case RESPLOCK_PORT_TIMEOUT:
+            return Status::timeout;
+        case RESPLOCK_PORT_NO_HOST:
+            return Status::no_host;
+        case RESPLOCK_PORT_REFUSED:
+            return Status::connect_failed;
+        case RESPLOCK_PORT_CLOSED:
+            return Status::closed;
+        default:
+            return Status::io_error;
+    }
+}
+
+// The first words of the error replies with a status of their own, in the order of those
+// statuses: auth_required is the first, wrong_type the last.
+constexpr std::string_view error_words =
+    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY OOM WRONGTYPE ";
+static_assert(static_cast<int>(Status::wrong_type) - static_cast<int>(Status::auth_required) == 8,
+              "error_words follows the status list");
+
+}  // namespace
+
+Status classify_error(std::string_view message) noexcept {
+    int index = static_cast<int>(Status::auth_required);
+    std::size_t start = 0;  // of the current word in error_words
+    for (std::size_t end = 0; end < error_words.size(); ++end) {
+        if (error_words[end] != ' ') continue;
+        const std::size_t n = end - start;
+        if (message.size() >= n && std::memcmp(message.data(), &error_words[start], n) == 0 &&
+            (message.size() == n || message[n] == ' ')) {
+            return static_cast<Status>(index);
+        }
+        start = end + 1;
+        ++index;
+    }
+    return Status::server_error;
+}
+
+Connection::Connection(const resplock_port_t& port, const ConnectionConfig& config, char* buffer,
+                       std::size_t buffer_size) noexcept
+    : port_(port),
+      config_(config),
+      buf_(buffer),
+      size_(buffer_size),
+      values_{},
+      parser_(values_, RESPLOCK_MAX_REPLY_VALUES) {}
+
+void Connection::close() noexcept {
+    if (connected_) port_.close(port_.ctx);
+    connected_ = false;
+}
+
+Status Connection::broken(Status s) noexcept {
+    close();
+    return s;
+}
+
+Status Connection::command(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                           Deadline deadline) noexcept {
+    const Status s = send(args, count, deadline);
+    return s != Status::ok ? s : receive(reply, deadline);
+}
+
+Status Connection::send(const std::string_view* args, std::size_t count,
+                        Deadline deadline) noexcept {
+    request_sent_ = false;
+    if (args == nullptr || count == 0) return Status::invalid_argument;
+    // Bytes waiting before a request is sent answer no request of ours (a late reply), and a
+    // server that closed the connection while it was idle shows up here too: start afresh.
+    if (connected_ && port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_), 1, 0) != 0) {
+        close();
+    }
+    if (!connected_) {
+        const Status s = connect(deadline);
+        request_sent_ = false;
+        if (s != Status::ok) return s;
+    }
+    return transmit(args, count, deadline);
+}
+
+Status Connection::connect(Deadline deadline) noexcept {
+    close();
+    const std::uint32_t left = deadline.remaining(port_);
+    if (left == 0) return Status::timeout;
+    const std::int32_t r = port_.connect(port_.ctx, config_.host, config_.port, left);
+    if (r != RESPLOCK_PORT_OK) return from_port(r);
+    connected_ = true;
+    const Status s = handshake(deadline);
+    if (s != Status::ok) close();
+    return s;
+}
+
+Status Connection::handshake(Deadline deadline) noexcept {
+    resp::Reply reply;
+    if (config_.password != nullptr) {
+        std::string_view auth[3] = {"AUTH"sv, {}, config_.password};
+        std::size_t n = 2;
+        if (config_.username != nullptr) {
+            auth[1] = config_.username;
+            n = 3;
+        } else {
+            auth[1] = config_.password;
+        }
+        Status s = transmit(auth, n, deadline);
+        if (s == Status::ok) s = receive(reply, deadline);
+        // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)
+        // means the credentials were refused, unless the server is still loading.
+        if (s != Status::ok && reply.count != 0 && reply.top().is(resp::Type::error)) {
+            return s == Status::loading ? s : Status::auth_failed;
+        }
+        if (s != Status::ok) return s;
+    }
+    if (config_.db != 0) {
+        char digits[10];
+        const std::size_t len = resp::format_decimal(config_.db, digits);
+        const std::string_view select[2] = {"SELECT"sv, {digits, len}};
+        const Status s = transmit(select, 2, deadline);
+        return s != Status::ok ? s : receive(reply, deadline);
+    }
+    return Status::ok;
+}
+
+Status Connection::transmit(const std::string_view* args, std::size_t count,
+                            Deadline deadline) noexcept {
+    error_reply_ = false;  // the request overwrites the buffer
+    std::size_t len = 0;
+    const Status s = resp::encode_command(args, count, buf_, size_, &len);
+    if (s != Status::ok) return s;
+    std::size_t off = 0;
+    while (off < len) {
+        const std::uint32_t left = deadline.remaining(port_);
+        if (left == 0) return broken(Status::timeout);
+        const std::int32_t n = port_.send(
+            port_.ctx, reinterpret_cast<const std::uint8_t*>(buf_ + off), len - off, left);
+        if (n < 0) return broken(from_port(n));
+        if (static_cast<std::size_t>(n) > len - off) return broken(Status::io_error);
+        if (n > 0) request_sent_ = true;
+        off += static_cast<std::size_t>(n);
+    }
+    return Status::ok;
+}
+
+Status Connection::receive(resp::Reply& reply, Deadline deadline) noexcept {
+    reply = {};
+
+    parser_.reset();
+    std::size_t used = 0;
+    for (;;) {
+        if (used == size_) return broken(Status::too_large);
+        const std::uint32_t left = deadline.remaining(port_);
+        if (left == 0) return broken(Status::timeout);
+        const std::int32_t n =
+            port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_ + used), size_ - used, left);
+        if (n < 0) return broken(from_port(n));
+        if (n == 0) continue;
+        if (static_cast<std::size_t>(n) > size_ - used) return broken(Status::io_error);
+        used += static_cast<std::size_t>(n);
+        const Status s = parser_.parse(buf_, used);
+        if (s == Status::incomplete) continue;
+        if (s != Status::ok) return broken(s);
+        // One request, one reply: bytes beyond it mean the stream is out of step.
+        if (parser_.consumed() != used) return broken(Status::protocol_error);
+        reply = parser_.reply();
+        error_reply_ = reply.top().is(resp::Type::error);
+        if (error_reply_) return classify_error(reply.top().text());
+        return Status::ok;
+    }
+}
+
+}  // namespace resplock

@@ -1,0 +1,138 @@
+// What every kind of lock shares (plain, reentrant, quorum): random tokens, scripts sent with
+// EVALSHA and EVAL as fallback, and the wait-and-retry loop. Internal: not installed.
+#ifndef RESPLOCK_LOCK_SUPPORT_HPP
+#define RESPLOCK_LOCK_SUPPORT_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+
+namespace resplock::detail {
+
+// The reply to a request that went out was lost: the server's state is unknown.
+inline bool reply_lost(Status s) noexcept {
+    return s == Status::timeout || s == Status::closed || s == Status::io_error;
+}
+
+// The reply arrived but could not be read: the request was probably executed.
+inline bool reply_malformed(Status s) noexcept {
+    return s == Status::protocol_error || s == Status::too_large;
+}
+
+// Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF): for
+// sizing the longest request of each kind of lock at compile time.
+constexpr std::size_t digits(std::size_t n) noexcept {
+    return n < 10 ? 1 : 1 + digits(n / 10);
+}
+constexpr std::size_t bulk_size(std::size_t n) noexcept {
+    return 1 + digits(n) + 2 + n + 2;
+}
+
+inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
+    return ttl_ms >= 1 && ttl_ms <= max_ttl_ms;
+}
+
+// Fills `out` with token_len lowercase hex digits of RESPLOCK_TOKEN_BYTES bytes from the port's
+// random source. Returns ok or random_failed.
+Status random_token(const resplock_port_t& port, char (&out)[token_len]) noexcept;
+
+// A Lua script and the SHA1 of its text (checked against the server's SCRIPT LOAD in the tests).
+struct Script {
+    std::string_view sha1;
+    std::string_view text;
+};
+
+// The owner script: KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1
+// when another value holds the key, 0 when the key is gone, and otherwise deletes the key (no
+// ttl: release) or sets its PTTL (ttl: extend) and returns 1. With no token it returns
+// {value, PTTL} (query). One script keeps one entry in the server's cache and one text here; the
+// plain and the quorum lock share it. Its SHA1 is checked against the server's own SCRIPT LOAD in
+// the integration tests.
+inline constexpr Script owner_script = {
+    "b9f09aef22a6677cd9ff71057c841e654a492713",
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
+    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
+    "r('pexpire',k,a[2]) end return r('del',k)"};
+
+// Sends args[0..count) as EVALSHA sha1 args[2..], and as EVAL text args[2..] when the server's
+// script cache lacks it (NOSCRIPT). args[0] and args[1] are filled here; args[2] is numkeys.
+Status eval(Connection& conn, const Script& script, std::string_view* args, std::size_t count,
+            resp::Reply& reply, Deadline deadline) noexcept;
+
+// Whether an acquisition attempt that ended with `s` may be repeated: busy, or a status that
+// shows the request was not executed (no connection, LOADING, BUSY).
+inline bool retryable(Status s) noexcept {
+    constexpr auto bit = [](Status x) { return std::uint32_t{1} << static_cast<unsigned>(x); };
+    constexpr std::uint32_t set = bit(Status::busy) | bit(Status::timeout) | bit(Status::closed) |
+                                  bit(Status::io_error) | bit(Status::connect_failed) |
+                                  bit(Status::loading) | bit(Status::server_busy);
+    static_assert(static_cast<unsigned>(Status::expired) < 32, "every status fits the set");
+    return static_cast<unsigned>(s) < 32 && ((set >> static_cast<unsigned>(s)) & 1U) != 0;
+}
+
+// What retry() repeats, as plain function pointers over a caller's context.
+struct Acquirer {
+    // One acquisition attempt.
+    Status (*attempt)(void* ctx);
+    // Called after a busy attempt when another will follow: the holder's PTTL (-2: the key is
+    // already gone, -1: unknown), which bounds the pause. Null: unknown.
+    std::int64_t (*holder_ttl)(void* ctx);
+    // Waits up to `ms` before the next attempt; may return earlier (e.g. woken by a release).
+    // Null: the port's sleep_ms.
+    void (*pause)(void* ctx, std::uint32_t ms);
+};
+
+// How late a pause may end and still be followed by an attempt: a sleep that ends a tick or so
+// after the deadline it aimed at. A later wake-up (a blocking call that overran) ends the wait.
+inline constexpr std::uint32_t late_wake_ms = 5;
+
+// Calls attempt() until it returns a status retryable() rejects, or `wait_ms` has passed; returns
+// that last status. Between attempts it pauses for a jittered exponential backoff between
+// RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never past the holder's PTTL nor the
+// deadline. wait_ms 0 is one attempt; no attempt starts after the deadline (nor after a pause
+// that ended more than late_wake_ms past it), so the whole takes at most wait_ms + late_wake_ms
+// + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
+// Inlined into each caller, so that its acquirer's functions are known there: the calls are
+// direct, and the stack analysis of tests/target sees them.
+inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
+                                                   std::uint32_t wait_ms, const Acquirer& acquirer,
+                                                   void* ctx) noexcept {
+    if (wait_ms > max_ttl_ms) return Status::invalid_argument;  // would wrap the deadline
+    const Deadline deadline = Deadline::after(port, wait_ms);
+    std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
+    for (;;) {
+        const Status s = acquirer.attempt(ctx);
+        if (!retryable(s) || deadline.remaining(port) == 0) return s;
+
+        // Jitter spreads contending waiters over [backoff/2, backoff].
+        std::uint32_t wait = backoff;
+        std::uint8_t r = 0;
+        if (port.random != nullptr && port.random(port.ctx, &r, 1) == 0) {
+            wait = backoff / 2 + (backoff / 2) * r / 255U;
+        }
+        backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
+        if (s == Status::busy && acquirer.holder_ttl != nullptr) {
+            // Never wait past the moment the holder's lock expires (-2: already gone).
+            const std::int64_t ttl_left = acquirer.holder_ttl(ctx);
+            if (ttl_left == -2) wait = 0;
+            if (ttl_left >= 0 && ttl_left < wait) wait = static_cast<std::uint32_t>(ttl_left);
+        }
+        const std::uint32_t left = deadline.remaining(port);
+        if (left == 0) return s;  // the PTTL lookup used up the wait: no attempt after it
+        if (wait > left) wait = left;
+        if (wait == 0) continue;
+        if (acquirer.pause != nullptr) {
+            acquirer.pause(ctx, wait);
+        } else {
+            port.sleep_ms(port.ctx, wait);
+        }
+        if (deadline.overdue(port) > late_wake_ms) return s;  // woke up too late for another try
+    }
+}
+
+}  // namespace resplock::detail
+
+#endif  // RESPLOCK_LOCK_SUPPORT_HPP

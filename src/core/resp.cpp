@@ -1,0 +1,202 @@
+// RESP2 codec. Written for small flash: no tables, no templates, no 64-bit division.
+#include "resplock/core/resp.hpp"
+
+#include <cstring>
+
+namespace resplock::resp {
+
+namespace {
+
+// Parses an optionally negative decimal of 1..19 digits. 19 digits never overflow a uint64, so
+// the range check is one comparison; more digits are refused even if zero-padded.
+bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
+    const bool negative = n != 0 && *p == '-';
+    if (negative) {
+        ++p;
+        --n;
+    }
+    if (n == 0 || n > 19) return false;
+    std::uint64_t value = 0;
+    for (; n != 0; --n, ++p) {
+        const auto digit = static_cast<unsigned>(*p - '0');
+        if (digit > 9) return false;
+        value = value * 10 + digit;
+    }
+    // INT64_MAX, or its magnitude plus one for a negative number.
+    if (value > (std::uint64_t{1} << 63) - (negative ? 0 : 1)) return false;
+    *out = static_cast<std::int64_t>(negative ? 0 - value : value);
+    return true;
+}
+
+// Appends to a fixed buffer; refuses (writing nothing) what does not fit.
+struct Writer {
+    char* out;
+    std::size_t capacity;
+    std::size_t size;
+
+    bool put(const char* data, std::size_t n) noexcept {
+        if (n > capacity - size) return false;
+        if (n != 0) std::memcpy(out + size, data, n);
+        size += n;
+        return true;
+    }
+    // A RESP header line: the type byte, a decimal, CR LF. The digits go straight into the
+    // output (no copy on the stack: this is on the deepest call path).
+    bool header(char kind, std::size_t value) noexcept {
+        // A count or length of 2^32 or more (two shifts: size_t may be 32 bits) is refused.
+        if (size == capacity || (value >> 16 >> 16) != 0) return false;
+        const std::size_t n =
+            format_decimal(static_cast<std::uint32_t>(value), out + size + 1, capacity - size - 1);
+        if (n == 0) return false;
+        out[size] = kind;
+        size += 1 + n;
+        return put("\r\n", 2);
+    }
+};
+
+}  // namespace
+
+bool Value::equals(std::string_view s) const noexcept {
+    if (type != Type::simple_string && type != Type::bulk_string && type != Type::error) {
+        return false;
+    }
+    if (size != s.size()) return false;
+    for (std::size_t i = 0; i != s.size(); ++i) {
+        if (data[i] != s[i]) return false;
+    }
+    return true;
+}
+
+Parser::Parser(Value* values, std::size_t capacity) noexcept
+    : values_(values), capacity_(capacity) {}
+
+void Parser::reset() noexcept {
+    count_ = 0;
+    pos_ = 0;
+    scan_ = 0;
+    bulk_len_ = -1;
+    bulk_start_ = 0;
+    depth_ = 0;
+    state_ = Status::incomplete;
+}
+
+Status Parser::fail(Status s) noexcept {
+    state_ = s;
+    return s;
+}
+
+// A value is complete: count it against each open array, closing those it fills.
+Status Parser::finish_value() noexcept {
+    while (depth_ != 0) {
+        if (--remaining_[depth_ - 1] != 0) return Status::incomplete;
+        --depth_;
+    }
+    state_ = Status::ok;
+    return state_;
+}
+
+Status Parser::parse(const char* buf, std::size_t len) noexcept {
+    while (state_ == Status::incomplete) {
+        Type type = Type::bulk_string;
+        const char* data = nullptr;
+        std::size_t size = 0;
+        std::int64_t integer = 0;
+        if (bulk_len_ >= 0) {
+            // Awaiting a bulk payload and its CR LF; report a wrong terminator as soon as seen.
+            size = static_cast<std::size_t>(bulk_len_);
+            const std::size_t end = bulk_start_ + size;
+            if (len < end + 2) {
+                if (len > end && buf[end] != '\r') return fail(Status::protocol_error);
+                return Status::incomplete;
+            }
+            if (buf[end] != '\r' || buf[end + 1] != '\n') return fail(Status::protocol_error);
+            data = buf + bulk_start_;
+            bulk_len_ = -1;
+            pos_ = end + 2;
+        } else {
+            if (pos_ >= len) return Status::incomplete;
+            const char kind = buf[pos_];
+            if (kind != '+' && kind != '-' && kind != ':' && kind != '$' && kind != '*') {
+                return fail(Status::protocol_error);
+            }
+            if (count_ >= capacity_) return fail(Status::too_large);
+
+            // Resume the search for CR where the previous call stopped: linear over any split.
+            if (scan_ <= pos_) scan_ = pos_ + 1;
+            while (scan_ < len && buf[scan_] != '\r')
+                ++scan_;
+            if (scan_ + 1 >= len) return Status::incomplete;
+            if (buf[scan_ + 1] != '\n') return fail(Status::protocol_error);
+
+            data = buf + pos_ + 1;
+            size = scan_ - pos_ - 1;
+            pos_ = scan_ + 2;
+            type = kind == '-' ? Type::error : Type::simple_string;
+            if (kind != '+' && kind != '-') {
+                if (!parse_int(data, size, &integer)) return fail(Status::protocol_error);
+                if (kind == ':') {
+                    type = Type::integer;
+                } else {
+                    if (*data == '-') {
+                        // The only negative length is the nil marker, spelled exactly "-1".
+                        if (integer != -1 || size != 2) return fail(Status::protocol_error);
+                        type = kind == '$' ? Type::nil_bulk : Type::nil_array;
+                    } else if (kind == '$') {
+                        if (integer > RESPLOCK_MAX_BULK_LEN) return fail(Status::too_large);
+                        bulk_len_ = integer;
+                        bulk_start_ = pos_;
+                        continue;  // the value is stored once its payload has arrived
+                    } else {
+                        // Check the declared count before it is used; it is only ever decremented.
+                        if (integer > RESPLOCK_MAX_ARRAY_ELEMENTS || depth_ >= RESPLOCK_MAX_DEPTH) {
+                            return fail(Status::too_large);
+                        }
+                        type = Type::array;
+                    }
+                    // Nils and arrays have no payload; an array's size is its element count.
+                    data = nullptr;
+                    size = type == Type::array ? static_cast<std::size_t>(integer) : 0;
+                    integer = 0;
+                }
+            }
+        }
+        values_[count_++] = {type, static_cast<std::uint32_t>(size), data, integer};
+        if (type == Type::array && size != 0) {
+            remaining_[depth_++] = static_cast<std::uint32_t>(size);
+        } else {
+            finish_value();
+        }
+    }
+    return state_;
+}
+
+Status encode_command(const std::string_view* args, std::size_t count, char* out,
+                      std::size_t capacity, std::size_t* written) noexcept {
+    *written = 0;
+    if (count == 0 || args == nullptr) return Status::invalid_argument;
+    for (std::size_t i = 0; i != count; ++i) {
+        if (args[i].data() == nullptr && args[i].size() != 0) return Status::invalid_argument;
+    }
+    Writer w{out, capacity, 0};
+    bool fits = w.header('*', count);
+    for (std::size_t i = 0; fits && i != count; ++i) {
+        fits = w.header('$', args[i].size()) && w.put(args[i].data(), args[i].size()) &&
+               w.put("\r\n", 2);
+    }
+    if (!fits) return Status::too_large;
+    *written = w.size;
+    return Status::ok;
+}
+
+std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
+    // 32-bit divisions by a constant: a multiplication on a Cortex-M, no library call.
+    std::size_t n = 1;
+    for (std::uint32_t v = value; v >= 10; v /= 10)
+        ++n;
+    if (n > capacity) return 0;
+    for (std::size_t i = n; i != 0; --i, value /= 10)
+        out[i - 1] = static_cast<char>('0' + value % 10);
+    return n;
+}
+
+}  // namespace resplock::resp

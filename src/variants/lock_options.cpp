@@ -1,0 +1,223 @@
+// Lock::acquire / try_acquire / release with AcquireOptions: fencing numbers, once-per-interval
+// locks and waking a waiter on release. Its own object, so firmware that never uses them does not
+// link them.
+#include <cstring>
+
+#include "core/lock_rules.hpp"
+#include "resplock/core/lock.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+using detail::bulk_size;
+using detail::digits;
+
+namespace {
+
+// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
+constexpr std::uint32_t blpop_late_ms = 100;
+
+// KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
+// marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
+// and returns INCR key:fence (0 without a fence key). Busy replies {PTTL}: the longer of the
+// lock's and the marker's, the time after which an attempt may succeed.
+constexpr detail::Script acquire_script = {
+    "07e628608f5486dc9490e629d16368bc8d0cbec6",
+    "local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] local t=o and r('pttl',o) or -2 "
+    "if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o then r('set',o,a[1],'px',a[3]) "
+    "end local f=k[o and 3 or 2] return f and r('incr',f) or 0 end "
+    "return {math.max(t,r('pttl',k[1]))}"};
+
+// KEYS = key, key:wake; ARGV = token. The owner script's release (-1 another holder, 0 gone, 1
+// deleted), and on deletion key:wake becomes one item that lives 1 s: it wakes one waiter
+// blocked in BLPOP, or one that is about to block; items never pile up.
+constexpr detail::Script release_script = {
+    "bbdb698c6b97f01e8d686165c74d747ab585f97e",
+    "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
+    "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
+
+// The key with a suffix, in a fixed buffer (the key is at most RESPLOCK_MAX_KEY_LEN bytes).
+class KeyName {
+  public:
+    // text_ is read only up to len_: zeroing it first would be wasted work.
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
+    KeyName(std::string_view key, std::string_view suffix) noexcept : len_(key.size()) {
+        std::memcpy(text_, key.data(), key.size());
+        std::memcpy(text_ + len_, suffix.data(), suffix.size());
+        len_ += suffix.size();
+    }
+    std::string_view view() const noexcept { return {text_, len_}; }
+
+  private:
+    char text_[RESPLOCK_MAX_KEY_LEN + 6];  // ":fence" is the longest suffix
+    std::size_t len_;
+};
+
+// Whether the EVAL form of args[0..count) (args[2..] filled) fits the connection's buffer. The
+// EVALSHA form is shorter, but the EVAL fallback after a cache flush must fit too: refusing up
+// front keeps a call from working only while the script happens to be cached.
+bool eval_fits(const Connection& conn, const detail::Script& script, const std::string_view* args,
+               std::size_t count) noexcept {
+    std::size_t size = 1 + digits(count) + 2 + bulk_size(4) + bulk_size(script.text.size());
+    for (std::size_t i = 2; i < count; ++i)
+        size += bulk_size(args[i].size());
+    return size <= conn.buffer_size();
+}
+
+// The request went out and the reply is an error: the script may have stopped after its SET
+// (e.g. an ACL without +incr), so the key may hold the token.
+bool error_after_send(const Connection& conn) noexcept {
+    return conn.request_sent() && !conn.error_text().empty();
+}
+
+}  // namespace
+
+std::size_t lock_options_buffer_min() noexcept {
+    // *9 EVAL <acquire script> 3 key key:once key:fence token ttl once_per_ms
+    constexpr std::size_t longest =
+        4 + bulk_size(4) + bulk_size(acquire_script.text.size()) + bulk_size(1) +
+        bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(RESPLOCK_MAX_KEY_LEN + 5) +
+        bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(token_len) + 2 * bulk_size(10);
+    return longest;
+}
+
+Status Lock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
+                     std::uint64_t* fence) noexcept {
+    if (!options.fence && options.once_per_ms == 0) return acquire(ttl_ms);
+    return try_acquire(ttl_ms, 0, options, fence);  // wait 0: exactly one attempt
+}
+
+Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
+                         std::uint64_t* fence) noexcept {
+    if (!options.fence && options.once_per_ms == 0 && !options.wake) {
+        return try_acquire(ttl_ms, wait_ms);
+    }
+    if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || options.once_per_ms > max_ttl_ms ||
+        (options.fence && fence == nullptr) || wait_ms > max_ttl_ms) {
+        return Status::invalid_argument;
+    }
+    struct Attempt {
+        Lock& lock;
+        // cppcheck misses uses through the lambdas' void* context:
+        // cppcheck-suppress unusedStructMember
+        const AcquireOptions& opts;
+        std::uint32_t ttl_ms = 0;
+        std::uint64_t* fence_out = nullptr;
+        // cppcheck-suppress unusedStructMember
+        Deadline until{};              // the caller's deadline: the last pause sleeps, not blocks
+        std::int64_t holder_ttl = -1;  // from the last busy reply
+        bool blpop = true;             // false once the server refused BLPOP
+    } attempt{*this, options, ttl_ms, fence, Deadline::after(conn_.port(), wait_ms)};
+
+    static constexpr detail::Acquirer acquirer = {
+        [](void* ctx) {
+            auto& a = *static_cast<Attempt*>(ctx);
+            Lock& lock = a.lock;
+            Connection& conn = lock.conn_;
+            if (lock.held()) return Status::invalid_argument;
+            const resplock_port_t& port = conn.port();
+            char fresh[token_len];
+            if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
+            const bool once = a.opts.once_per_ms != 0;
+            const KeyName once_key(lock.key(), ":once"sv);
+            const KeyName fence_key(lock.key(), ":fence"sv);
+            char ttl_text[10];
+            char once_text[10];
+            std::string_view args[9] = {{}, {}, {}, lock.key()};
+            std::size_t n = 4;
+            if (once) args[n++] = once_key.view();
+            if (a.opts.fence) args[n++] = fence_key.view();
+            const char numkeys = static_cast<char>('0' + (n - 3));
+            args[2] = {&numkeys, 1};
+            args[n++] = {fresh, token_len};
+            args[n++] = {ttl_text, resp::format_decimal(a.ttl_ms, ttl_text)};
+            if (once) args[n++] = {once_text, resp::format_decimal(a.opts.once_per_ms, once_text)};
+            if (!eval_fits(conn, acquire_script, args, n)) return Status::too_large;
+
+            const std::uint32_t sent_at = port.now_ms(port.ctx);
+            resp::Reply reply;
+            Status s = detail::eval(conn, acquire_script, args, n, reply,
+                                    Deadline::after(port, conn.config().timeout_ms));
+            if (s == Status::ok) {
+                const resp::Value* v = reply.values;
+                if (v[0].is(resp::Type::array) && v[0].size == 1 && reply.count == 2 &&
+                    v[1].is(resp::Type::integer)) {
+                    a.holder_ttl = v[1].integer;
+                    return Status::busy;
+                }
+                // A fence number is at least 1; without a fence the script returns 0.
+                if (!v[0].is(resp::Type::integer) || (v[0].integer < 1 && a.opts.fence)) {
+                    s = Status::protocol_error;
+                } else if (a.opts.fence) {
+                    *a.fence_out = static_cast<std::uint64_t>(v[0].integer);
+                }
+            } else if (detail::reply_lost(s) && conn.request_sent()) {
+                s = Status::unknown_outcome;
+            } else if (!(detail::reply_malformed(s) && conn.request_sent()) &&
+                       !error_after_send(conn)) {
+                return s;  // not executed: nothing to keep
+            }
+            lock.keep(fresh, a.ttl_ms, sent_at, s);
+            return s;
+        },
+        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; },
+        [](void* ctx, std::uint32_t ms) {
+            auto& a = *static_cast<Attempt*>(ctx);
+            Connection& conn = a.lock.conn_;
+            const resplock_port_t& port = conn.port();
+            const std::uint32_t start = port.now_ms(port.ctx);
+            // Redis ends a BLPOP timeout only at its next cron tick (every 1000/hz ms, 100 ms by
+            // default), so BLPOP may return up to that much after the pause. A pause that could
+            // then overrun the holder's expiry or the caller's deadline is slept instead: an
+            // attempt follows it anyway, and it stays on time.
+            const std::uint32_t blocked_max = ms + blpop_late_ms;
+            const std::uint32_t left = a.until.remaining(port);
+            const bool ends_wait =
+                (a.holder_ttl >= 0 && blocked_max > a.holder_ttl) || blocked_max > left;
+            if (a.opts.wake && a.blpop && !ends_wait) {
+                const KeyName wake_key(a.lock.key(), ":wake"sv);
+                // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
+                char seconds[16];
+                std::size_t len = resp::format_decimal(ms / 1000, seconds, 10);
+                seconds[len++] = '.';
+                const std::uint32_t frac = ms % 1000;
+                seconds[len++] = static_cast<char>('0' + frac / 100);
+                seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
+                seconds[len++] = static_cast<char>('0' + frac % 10);
+                const std::string_view args[3] = {"BLPOP"sv, wake_key.view(), {seconds, len}};
+                // The reply may take a round trip more, but never past the caller's deadline.
+                const std::uint32_t timeout = conn.config().timeout_ms;
+                const std::uint32_t budget =
+                    timeout < left - blocked_max ? blocked_max + timeout : left;
+                resp::Reply reply;
+                const Status s = conn.command(args, 3, reply, Deadline::after(port, budget));
+                if (s == Status::ok) return;  // woken by a release, or the pause is over
+                // An error reply (NOPERM from an ACL, an old server refusing a decimal
+                // timeout): sleep from now on in this wait.
+                if (error_after_send(conn)) a.blpop = false;
+            }
+            const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
+            if (elapsed < ms) port.sleep_ms(port.ctx, ms - elapsed);
+        }};
+    return detail::retry(conn_.port(), wait_ms, acquirer, &attempt);
+}
+
+Status Lock::release(const AcquireOptions& options) noexcept {
+    if (!options.wake) return release();
+    if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    const KeyName wake_key(key(), ":wake"sv);
+    std::string_view args[6] = {{}, {}, "2"sv, key(), wake_key.view(), token()};
+    Status s = Status::too_large;
+    if (eval_fits(conn_, release_script, args, 6)) {
+        resp::Reply reply;
+        s = owner_result(detail::eval(conn_, release_script, args, 6, reply,
+                                      Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+                         reply);
+    }
+    // As release(): the caller stops relying on the lock whatever the outcome.
+    validity_.end();
+    if (s == Status::ok) drop();
+    return s;
+}
+
+}  // namespace resplock

@@ -1,0 +1,316 @@
+#include "resplock/variants/quorum_lock.hpp"
+
+#include <cstring>
+
+#include "core/lock_rules.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+
+namespace {
+
+// A server's answer that is neither a grant nor a refusal.
+bool failure(Status s) noexcept {
+    return s != Status::ok && s != Status::busy && s != Status::expired && s != Status::not_owner;
+}
+
+// Servers are read one after the other: a reply that arrived in time may be read only once the
+// wait for an earlier server has used up its deadline. It is still taken, within a short grace.
+Deadline later(const Connection& c, Deadline deadline) noexcept {
+    return deadline.remaining(c.port()) >= quorum_read_grace_ms
+               ? deadline
+               : Deadline::after(c.port(), quorum_read_grace_ms);
+}
+
+}  // namespace
+
+QuorumLock::QuorumLock(Connection* const* conns, std::size_t count, std::string_view key) noexcept
+    : conns_{}, key_{}, token_{} {
+    if (conns == nullptr || count == 0 || count > RESPLOCK_MAX_SERVERS || key.empty() ||
+        key.size() > sizeof key_) {
+        return;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+        // Two entries on one connection, or on one port context (which holds one transport
+        // connection), would put two requests in flight on one transport.
+        if (conns[i] == nullptr) return;
+        const resplock_port_t& port = conns[i]->port();
+        for (std::size_t j = 0; j < i; ++j) {
+            const resplock_port_t& other = conns[j]->port();
+            if (conns[j] == conns[i] || (other.ctx == port.ctx && other.connect == port.connect)) {
+                return;
+            }
+        }
+        conns_[i] = conns[i];
+    }
+    std::memcpy(key_, key.data(), key.size());
+    key_len_ = key.size();
+    count_ = count;
+}
+
+std::uint32_t QuorumLock::remaining_ms() const noexcept {
+    return count_ == 0 ? 0U : validity_.remaining(conns_[0]->port());
+}
+
+std::uint32_t QuorumLock::wait_for(std::uint32_t ttl_ms) const noexcept {
+    const std::uint32_t wait = ttl_ms / quorum_wait_divisor;
+    return wait < quorum_wait_min_ms ? quorum_wait_min_ms : wait;
+}
+
+void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::uint32_t wait_ms,
+                       Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen) noexcept {
+    // The plain lock's owner script: its arguments (none, token, token + ttl) say whether it
+    // queries, releases or extends.
+    const detail::Script* script = op == Op::set ? nullptr : &detail::owner_script;
+    if (script != nullptr) {
+        args[0] = "EVALSHA"sv;
+        args[1] = script->sha1;
+    }
+    Deadline deadline[RESPLOCK_MAX_SERVERS];
+    bool pending[RESPLOCK_MAX_SERVERS];  // sent to in this pass
+    for (std::size_t i = 0; i < count_; ++i) {
+        Connection& c = *conns_[i];
+        const std::uint32_t timeout = c.config().timeout_ms;
+        deadline[i] =
+            Deadline::after(c.port(), wait_ms != 0 && wait_ms < timeout ? wait_ms : timeout);
+        status[i] = c.send(args, count, deadline[i]);
+        pending[i] = true;
+    }
+    // Every send() that returned ok gets its receive(). After the EVALSHA pass, the servers
+    // that answered NOSCRIPT (restarted, failed over, flushed) get a second pass with the text,
+    // within what is left of their deadline.
+    for (int pass = 0;; ++pass) {
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (!pending[i]) continue;
+            Connection& c = *conns_[i];
+            resp::Reply reply;
+            Status s =
+                status[i] == Status::ok ? c.receive(reply, later(c, deadline[i])) : status[i];
+            if (s == Status::ok) {
+                const resp::Value& v = reply.top();
+                if (op == Op::set) {
+                    s = v.is(resp::Type::nil_bulk) ? Status::busy
+                        : v.is(resp::Type::simple_string) && v.equals("OK"sv)
+                            ? Status::ok
+                            : Status::protocol_error;
+                } else if (op == Op::query) {
+                    const resp::Value* e = reply.values;
+                    s = Status::protocol_error;
+                    if (reply.count == 3 && e[0].is(resp::Type::array) &&
+                        (e[1].is(resp::Type::bulk_string) || e[1].is(resp::Type::nil_bulk)) &&
+                        e[2].is(resp::Type::integer)) {
+                        seen[i] = {e[1].is(resp::Type::nil_bulk) ? std::string_view() : e[1].text(),
+                                   e[2].integer};
+                        s = Status::ok;
+                    }
+                } else {
+                    s = !v.is(resp::Type::integer) ? Status::protocol_error
+                        : v.integer == 1           ? Status::ok
+                        : v.integer == 0           ? Status::expired
+                        : v.integer == -1          ? Status::not_owner
+                                                   : Status::protocol_error;
+                }
+            } else if (op != Op::set && op != Op::query && c.request_sent()) {
+                // Another kind of value holds the key: not ours. A lost reply: the script may or
+                // may not have run.
+                if (s == Status::wrong_type) s = Status::not_owner;
+                if (detail::reply_lost(s)) s = Status::unknown_outcome;
+            }
+            status[i] = s;
+        }
+        if (script == nullptr || pass == 1) return;
+        args[0] = "EVAL"sv;
+        args[1] = script->text;
+        bool again = false;
+        for (std::size_t i = 0; i < count_; ++i) {
+            pending[i] = status[i] == Status::no_script;
+            if (pending[i])
+                status[i] = conns_[i]->send(args, count, later(*conns_[i], deadline[i]));
+            again = again || pending[i];
+        }
+        if (!again) return;
+    }
+}
+
+void QuorumLock::remove(std::uint32_t wait_ms, Status (&status)[RESPLOCK_MAX_SERVERS]) noexcept {
+    std::string_view args[5] = {{}, {}, "1"sv, key(), token()};
+    round(Op::release, args, 5, wait_ms, status);
+}
+
+Status QuorumLock::most_common_failure(
+    const Status (&status)[RESPLOCK_MAX_SERVERS]) const noexcept {
+    Status best = Status::timeout;  // not reached: callers have at least one failure
+    std::size_t best_n = 0;
+    for (std::size_t i = 0; i < count_; ++i) {
+        if (!failure(status[i])) continue;
+        std::size_t n = 0;
+        for (std::size_t j = i; j < count_; ++j) {
+            n += status[j] == status[i] ? 1U : 0U;
+        }
+        if (n > best_n) {
+            best = status[i];
+            best_n = n;
+        }
+    }
+    return best;
+}
+
+Status QuorumLock::acquire(std::uint32_t ttl_ms) noexcept {
+    if (count_ == 0 || !detail::valid_ttl(ttl_ms) || held()) return Status::invalid_argument;
+    const resplock_port_t& port = conns_[0]->port();
+    char fresh[token_len];
+    if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
+    std::memcpy(token_, fresh, token_len);
+    token_len_ = token_len;
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    std::string_view args[6] = {"SET"sv, key(), token(), "NX"sv, "PX"sv, {ttl_text, ttl_len}};
+    const std::uint32_t wait = wait_for(ttl_ms);
+    Status status[RESPLOCK_MAX_SERVERS];
+    const std::uint32_t started = port.now_ms(port.ctx);
+    round(Op::set, args, 6, wait, status);
+    std::size_t busy = 0;
+    granted_ = 0;
+    for (std::size_t i = 0; i < count_; ++i) {
+        granted_ += status[i] == Status::ok ? 1U : 0U;
+        busy += status[i] == Status::busy ? 1U : 0U;
+    }
+    validity_.start(started, ttl_ms);
+    if (granted_ >= quorum() && held()) return Status::ok;
+
+    // Not held: take back every key this token may have set, on every server, so that a
+    // minority of stray keys does not block others until their TTL ends.
+    validity_.end();
+    const Status s = granted_ >= quorum()       ? Status::timeout
+                     : count_ - busy < quorum() ? Status::busy
+                                                : most_common_failure(status);
+    remove(wait, status);
+    token_len_ = 0;
+    return s;
+}
+
+Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (count_ == 0) return Status::invalid_argument;
+    struct Attempt {
+        QuorumLock& lock;
+        std::uint32_t ttl_ms;
+    } attempt{*this, ttl_ms};
+    static constexpr detail::Acquirer acquirer = {[](void* ctx) {
+                                                      auto& a = *static_cast<Attempt*>(ctx);
+                                                      return a.lock.acquire(a.ttl_ms);
+                                                  },
+                                                  nullptr, nullptr};
+    return detail::retry(conns_[0]->port(), wait_ms, acquirer, &attempt);
+}
+
+Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (count_ == 0 || token_len_ == 0 || !detail::valid_ttl(ttl_ms))
+        return Status::invalid_argument;
+    // A renewal confirmed after the lock ran out is of no use: wait no longer than it lasts.
+    std::uint32_t wait = wait_for(ttl_ms);
+    if (wait_ms < wait) wait = wait_ms > 0 ? wait_ms : 1U;  // round() reads 0 as no bound
+    if (validity_.known()) {
+        const std::uint32_t left = remaining_ms();
+        if (left == 0) return Status::expired;
+        if (left < wait) wait = left;
+    }
+    const resplock_port_t& port = conns_[0]->port();
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    std::string_view args[6] = {{}, {}, "1"sv, key(), token(), {ttl_text, ttl_len}};
+    Status status[RESPLOCK_MAX_SERVERS];
+    const std::uint32_t started = port.now_ms(port.ctx);
+    round(Op::extend, args, 6, wait, status);
+    std::size_t lost = 0;
+    bool other = false;
+    granted_ = 0;
+    for (std::size_t i = 0; i < count_; ++i) {
+        granted_ += status[i] == Status::ok ? 1U : 0U;
+        lost += status[i] == Status::expired || status[i] == Status::not_owner ? 1U : 0U;
+        other = other || status[i] == Status::not_owner;
+    }
+    if (granted_ >= quorum()) {
+        validity_.start(started, ttl_ms);
+        if (held()) return Status::ok;
+        validity_.end();
+        return Status::timeout;
+    }
+    if (count_ - lost < quorum()) {
+        validity_.end();
+        return other ? Status::not_owner : Status::expired;
+    }
+    // Some servers did not confirm: the renewal may or may not have run there.
+    validity_.renewal_unconfirmed(started, ttl_ms);
+    return most_common_failure(status);
+}
+
+Status QuorumLock::release() noexcept {
+    if (count_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    Status status[RESPLOCK_MAX_SERVERS];
+    remove(0, status);
+    validity_.end();
+    std::size_t answered = 0;
+    bool deleted = false;
+    bool other = false;
+    for (std::size_t i = 0; i < count_; ++i) {
+        answered += failure(status[i]) ? 0U : 1U;
+        deleted = deleted || status[i] == Status::ok;
+        other = other || status[i] == Status::not_owner;
+    }
+    if (answered < quorum()) return most_common_failure(status);
+    token_len_ = 0;
+    return deleted ? Status::ok : other ? Status::not_owner : Status::expired;
+}
+
+Status QuorumLock::query(LockInfo& info) noexcept {
+    if (count_ == 0) return Status::invalid_argument;
+    std::string_view args[4] = {{}, {}, "1"sv, key()};
+    Status status[RESPLOCK_MAX_SERVERS];
+    Seen seen[RESPLOCK_MAX_SERVERS];
+    round(Op::query, args, 4, 0, status, seen);
+    std::size_t answered = 0;
+    for (std::size_t i = 0; i < count_; ++i) {
+        answered += status[i] == Status::ok ? 1U : 0U;
+    }
+    if (answered < quorum()) return most_common_failure(status);
+    info = {LockState::free, -2};
+    for (std::size_t i = 0; i < count_; ++i) {
+        if (status[i] != Status::ok || seen[i].value.data() == nullptr) continue;
+        std::size_t same = 0;
+        std::int64_t ttl = seen[i].ttl_ms;
+        for (std::size_t j = 0; j < count_; ++j) {
+            if (status[j] != Status::ok || seen[j].value.data() == nullptr ||
+                seen[j].value != seen[i].value) {
+                continue;
+            }
+            ++same;
+            // -1 (no TTL) counts as the longest.
+            if (ttl < 0 || (seen[j].ttl_ms >= 0 && seen[j].ttl_ms < ttl)) ttl = seen[j].ttl_ms;
+        }
+        if (same >= quorum()) {
+            const bool mine = token_len_ != 0 && seen[i].value == token();
+            info = {mine ? LockState::held_by_me : LockState::held_by_other, ttl};
+            break;
+        }
+    }
+    return Status::ok;
+}
+
+Status QuorumLock::adopt(std::string_view token) noexcept {
+    if (count_ == 0 || token.empty() || token.size() > max_token_len) {
+        return Status::invalid_argument;
+    }
+    std::memcpy(token_, token.data(), token.size());
+    token_len_ = token.size();
+    validity_.end();
+    return Status::ok;
+}
+
+void QuorumLock::close() noexcept {
+    for (std::size_t i = 0; i < count_; ++i) {
+        conns_[i]->close();
+    }
+}
+
+}  // namespace resplock

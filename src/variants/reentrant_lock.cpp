@@ -1,0 +1,259 @@
+#include "resplock/variants/reentrant_lock.hpp"
+
+#include <cstring>
+
+#include "core/lock_rules.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+
+using detail::bulk_size;
+using detail::reply_lost;
+using detail::reply_malformed;
+using detail::valid_ttl;
+
+namespace {
+
+// KEYS[1] = the hash, ARGV[1] = owner id, ARGV[2] = TTL. The field "" keeps the largest TTL any
+// holder asked for. TYPE first, so that a plain lock's string key reads as busy / not_owner
+// rather than a WRONGTYPE error. SHA1s are checked against the server in the integration tests.
+
+// Busy: returns the key's PTTL. Taken or entered again: {count, TTL applied}.
+constexpr detail::Script acquire_script = {
+    "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y~='none' and (y~='hash' "
+    "or r('hexists',k,o)<1) then return r('pttl',k) end local m=math.max(ARGV[2],r('hget',k,'') "
+    "or 0) r('hset',k,'',m) r('pexpire',k,m) return {r('hincrby',k,o,1),m}"};
+// -2: the key is gone; -1: not this owner's; else the count left (0: the key was deleted).
+constexpr detail::Script release_script = {
+    "344e084f8992ca5ac8c0f4939276a8f416fe8cdf",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
+    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local c=r('hincrby',k,o,-1) if "
+    "c<1 then r('del',k) end return c"};
+// -2 / -1 as release; else the TTL applied.
+constexpr detail::Script extend_script = {
+    "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
+    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local m=math.max(ARGV[2],r('hget',"
+    "k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return m"};
+// {count of ARGV[1] (0 without it), PTTL}.
+constexpr detail::Script query_script = {
+    "fe82d83f63f68afc7821a867fc7865b0c31cb17e",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local c=0 if o and r('type',k).ok=='hash' then "
+    "c=tonumber(r('hget',k,o)) or 0 end return {c,r('pttl',k)}"};
+
+constexpr const detail::Script* scripts[] = {&acquire_script, &release_script, &extend_script,
+                                             &query_script};
+enum : std::size_t { acquire_op, release_op, extend_op, query_op };
+
+// *N EVAL <text> 1 <key> <owner> [<ttl>] at the longest key and owner id.
+constexpr std::size_t eval_size(const detail::Script& s, bool ttl) {
+    return 4 + bulk_size(4) + bulk_size(s.text.size()) + bulk_size(1) +
+           bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(max_token_len) + (ttl ? bulk_size(10) : 0);
+}
+constexpr std::size_t longest_request = eval_size(acquire_script, true);
+static_assert(longest_request >= eval_size(extend_script, true) &&
+                  longest_request >= eval_size(release_script, false) &&
+                  longest_request >= eval_size(query_script, false),
+              "the acquire EVAL is the longest request");
+
+std::uint32_t clamp_count(std::int64_t n) noexcept {
+    return n > 0xffffffff ? 0xffffffffU : static_cast<std::uint32_t>(n);
+}
+
+}  // namespace
+
+std::size_t reentrant_buffer_min() noexcept {
+    return longest_request;
+}
+
+// key_ and owner_ are read only up to key_len_ and owner_len_.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+// cppcheck-suppress uninitMemberVar
+ReentrantLock::ReentrantLock(Connection& conn, std::string_view key,
+                             std::string_view owner) noexcept
+    : conn_(conn) {
+    if (key.empty() || key.size() > sizeof key_ || owner.size() > sizeof owner_) return;
+    std::memcpy(key_, key.data(), key.size());
+    key_len_ = key.size();
+    if (!owner.empty()) std::memcpy(owner_, owner.data(), owner.size());
+    owner_len_ = static_cast<std::uint8_t>(owner.size());
+}
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
+
+Status ReentrantLock::acquire(std::uint32_t ttl_ms) noexcept {
+    std::int64_t holder_ttl = -1;
+    return attempt(ttl_ms, holder_ttl);
+}
+
+Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) noexcept {
+    if (key_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
+    const resplock_port_t& port = conn_.port();
+    if (owner_len_ == 0) {
+        char fresh[token_len];
+        if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
+        std::memcpy(owner_, fresh, token_len);
+        owner_len_ = token_len;
+    }
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::string_view extra[2] = {owner(), {ttl_text, ttl_len}};
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    Status s = run(acquire_op, extra, 2, reply, Deadline::after(port, conn_.config().timeout_ms));
+    if (s == Status::ok) {
+        const resp::Value* v = reply.values;
+        if (reply.count == 1 && v[0].is(resp::Type::integer)) {
+            holder_ttl = v[0].integer;
+            drop();  // someone else holds the key: any hold this object had is lost
+            return Status::busy;
+        }
+        if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
+            v[1].is(resp::Type::integer) && v[1].integer >= 1 && v[2].is(resp::Type::integer) &&
+            v[2].integer >= 1 && v[2].integer <= max_ttl_ms) {
+            count_ = clamp_count(v[1].integer);
+            // The server's count covers every holder of this owner id; it bounds ours (it is 1
+            // when the key had expired and was made anew).
+            levels_ = levels_ < count_ ? levels_ + 1 : count_;
+            unsure_ = false;
+            validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+            return Status::ok;
+        }
+        s = Status::protocol_error;
+    } else if (reply_lost(s) && conn_.request_sent()) {
+        s = Status::unknown_outcome;
+    } else if (!(reply_malformed(s) && conn_.request_sent())) {
+        return s;  // not executed: nothing changed
+    }
+    // The count may have been added. A first acquisition keeps the owner id for release(); a
+    // re-entry keeps its validity, since the script never shortens the PTTL.
+    if (levels_ == 0) {
+        unsure_ = true;
+        validity_.end();
+    }
+    return s;
+}
+
+Status ReentrantLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    struct Attempt {
+        ReentrantLock& lock;
+        std::uint32_t ttl_ms;
+        std::int64_t holder_ttl;
+    } state{*this, ttl_ms, -1};
+    static constexpr detail::Acquirer acquirer = {
+        [](void* ctx) {
+            auto& a = *static_cast<Attempt*>(ctx);
+            a.holder_ttl = -1;
+            return a.lock.attempt(a.ttl_ms, a.holder_ttl);
+        },
+        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; }, nullptr};
+    return detail::retry(conn_.port(), wait_ms, acquirer, &state);
+}
+
+Status ReentrantLock::run(std::size_t script, const std::string_view* extra,
+                          std::size_t extra_count, resp::Reply& reply, Deadline deadline) noexcept {
+    std::string_view args[6] = {{}, {}, "1"sv, key()};
+    for (std::size_t i = 0; i < extra_count; ++i)
+        args[4 + i] = extra[i];
+    return detail::eval(conn_, *scripts[script], args, 4 + extra_count, reply, deadline);
+}
+
+// Maps the integer reply of the release/extend scripts (-2: gone, -1: another holder), and
+// forgets the hold once it is known lost.
+Status ReentrantLock::owner_result(Status s, const resp::Reply& reply,
+                                   std::int64_t& value) noexcept {
+    if (s == Status::ok) {
+        const resp::Value& v = reply.top();
+        if (!v.is(resp::Type::integer)) return Status::protocol_error;
+        value = v.integer;
+        s = value == -2   ? Status::expired
+            : value == -1 ? Status::not_owner
+            : value < 0   ? Status::protocol_error
+                          : Status::ok;
+    } else if (reply_lost(s) && conn_.request_sent()) {
+        return Status::unknown_outcome;
+    }
+    if (s == Status::expired || s == Status::not_owner) drop();
+    return s;
+}
+
+Status ReentrantLock::release() noexcept {
+    if (key_len_ == 0 || token().empty()) return Status::invalid_argument;
+    const std::string_view extra[1] = {owner()};
+    resp::Reply reply;
+    std::int64_t left = 0;
+    const Status s = owner_result(
+        run(release_op, extra, 1, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+        reply, left);
+    if (s == Status::ok) {
+        count_ = clamp_count(left);
+        if (levels_ > 0) --levels_;
+        if (levels_ > count_) levels_ = count_;
+    } else if (s == Status::unknown_outcome || (reply_malformed(s) && conn_.request_sent())) {
+        // It may have run: count the level as released rather than risk taking it twice, and
+        // claim no validity, since the key may be gone.
+        if (levels_ > 0) --levels_;
+        validity_.end();
+    } else {
+        return s;  // not sent, or the hold is known lost (owner_result dropped it)
+    }
+    unsure_ = false;
+    if (levels_ == 0) validity_.end();
+    return s;
+}
+
+Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (key_len_ == 0 || token().empty() || !valid_ttl(ttl_ms)) return Status::invalid_argument;
+    // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
+    // it no longer than the validity left.
+    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
+    if (validity_.known()) {
+        const std::uint32_t left = remaining_ms();
+        if (left == 0) return Status::expired;
+        if (left < wait_ms) wait_ms = left;
+    }
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::string_view extra[2] = {owner(), {ttl_text, ttl_len}};
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    std::int64_t applied = 0;
+    const Status s = owner_result(run(extend_op, extra, 2, reply, Deadline::after(port, wait_ms)),
+                                  reply, applied);
+    if (s != Status::ok) return s;
+    if (applied < 1 || applied > max_ttl_ms) return Status::protocol_error;
+    validity_.start(sent_at, static_cast<std::uint32_t>(applied));
+    return s;
+}
+
+Status ReentrantLock::query(ReentrantInfo& info) noexcept {
+    if (key_len_ == 0) return Status::invalid_argument;
+    const std::string_view extra[1] = {owner()};
+    resp::Reply reply;
+    const Status s = run(query_op, extra, owner_len_ == 0 ? 0 : 1, reply,
+                         Deadline::after(conn_.port(), conn_.config().timeout_ms));
+    if (s != Status::ok) return s;
+    const resp::Value* v = reply.values;
+    if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||
+        !v[1].is(resp::Type::integer) || v[1].integer < 0 || !v[2].is(resp::Type::integer)) {
+        return Status::protocol_error;
+    }
+    count_ = clamp_count(v[1].integer);
+    info.count = count_;
+    info.ttl_ms = v[2].integer;
+    info.state = count_ > 0          ? LockState::held_by_me
+                 : info.ttl_ms == -2 ? LockState::free
+                                     : LockState::held_by_other;
+    return Status::ok;
+}
+
+void ReentrantLock::drop() noexcept {
+    levels_ = 0;
+    count_ = 0;
+    unsure_ = false;
+    validity_.end();
+}
+
+}  // namespace resplock

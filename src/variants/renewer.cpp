@@ -1,0 +1,184 @@
+#include "resplock/variants/renewer.hpp"
+
+#include "core/lock_rules.hpp"
+
+namespace resplock {
+
+namespace {
+
+// FNV-1a: tells a new hold (released, then acquired again by the same object) from the watched
+// one without keeping a copy of the token.
+std::uint32_t token_hash(std::string_view token) noexcept {
+    std::uint32_t h = 2166136261U;
+    for (const char c : token) {
+        // Plain loops here and below: the <algorithm> forms cost flash on small targets.
+        // cppcheck-suppress useStlAlgorithm
+        h = (h ^ static_cast<unsigned char>(c)) * 16777619U;
+    }
+    return h;
+}
+
+std::uint32_t renew_interval(std::uint32_t ttl_ms) noexcept {
+    return ttl_ms >= 3 ? ttl_ms / 3 : 1U;
+}
+
+bool due(std::uint32_t at_ms, std::uint32_t now_ms) noexcept {
+    return static_cast<std::int32_t>(at_ms - now_ms) <= 0;
+}
+
+}  // namespace
+
+Status Renewer::add(void* lock, const Ops& ops, std::uint32_t ttl_ms, LostFn on_lost, void* user,
+                    std::uint32_t margin_ms) noexcept {
+    const std::uint32_t left = ops.remaining_ms(lock);
+    const std::string_view token = ops.token(lock);
+    if (!detail::valid_ttl(ttl_ms) || margin_ms >= ttl_ms || left == 0 || token.empty()) {
+        return Status::invalid_argument;
+    }
+    Slot* free = nullptr;
+    for (Slot& s : slots_) {
+        if (s.lock == lock) return Status::invalid_argument;
+        if (s.lock == nullptr && free == nullptr) free = &s;
+    }
+    // Every slot in use: a compile-time limit (RESPLOCK_MAX_RENEWED) is reached.
+    if (free == nullptr) return Status::too_large;
+    *free = Slot{lock, &ops, on_lost, user, ttl_ms, margin_ms, 0, left, token_hash(token), false};
+    return Status::ok;
+}
+
+void Renewer::unwatch(const void* lock) noexcept {
+    for (Slot& s : slots_) {
+        // cppcheck-suppress useStlAlgorithm
+        if (s.lock != nullptr && s.lock == lock) s = Slot{};
+    }
+}
+
+bool Renewer::watches(const void* lock) const noexcept {
+    for (const Slot& s : slots_) {
+        // cppcheck-suppress useStlAlgorithm
+        if (s.lock != nullptr && s.lock == lock) return true;
+    }
+    return false;
+}
+
+std::size_t Renewer::watching() const noexcept {
+    std::size_t n = 0;
+    for (const Slot& s : slots_) {
+        // cppcheck-suppress useStlAlgorithm
+        if (s.lock != nullptr) ++n;
+    }
+    return n;
+}
+
+void Renewer::lose(Slot& slot, Status why) noexcept {
+    // Free the slot first: the callback may unwatch, release or watch again.
+    const Slot was = slot;
+    slot = Slot{};
+    if (was.on_lost != nullptr) was.on_lost(was.user, was.lock, why);
+}
+
+std::uint32_t Renewer::slack(const Slot& s) noexcept {
+    const std::uint32_t left = s.ops->remaining_ms(s.lock);
+    return left > s.margin_ms ? left - s.margin_ms : 0U;
+}
+
+void Renewer::check(std::uint32_t now_ms) noexcept {
+    for (Slot& s : slots_) {
+        if (s.lock == nullptr) continue;
+        const std::string_view token = s.ops->token(s.lock);
+        if (token.empty() || token_hash(token) != s.token_hash) {
+            s = Slot{};  // released by its user: not ours to renew any more
+            continue;
+        }
+        if (slack(s) == 0) {
+            lose(s, Status::expired);
+            continue;
+        }
+        if (!s.scheduled) {
+            // First renewal: a third of the TTL after watch(), or after half the validity beyond
+            // the margin the lock had then, whichever comes first (a lock watched late, or with a
+            // shorter TTL).
+            const std::uint32_t left = s.ops->remaining_ms(s.lock);
+            const std::uint32_t since_watch = s.left_ms > left ? s.left_ms - left : 0U;
+            std::uint32_t first = renew_interval(s.ttl_ms);
+            const std::uint32_t half = (s.left_ms - s.margin_ms) / 2;
+            if (s.left_ms > s.margin_ms && half < first) first = half;
+            s.due_ms = now_ms - since_watch + first;
+            s.scheduled = true;
+        }
+    }
+}
+
+Renewer::Slot* Renewer::most_urgent_due(std::uint32_t now_ms) noexcept {
+    Slot* best = nullptr;
+    std::uint32_t best_slack = 0;
+    for (Slot& s : slots_) {
+        if (s.lock == nullptr || !s.scheduled || !due(s.due_ms, now_ms)) continue;
+        const std::uint32_t sl = slack(s);
+        if (best == nullptr || sl < best_slack) {
+            best = &s;
+            best_slack = sl;
+        }
+    }
+    return best;
+}
+
+std::uint32_t Renewer::earliest_loss() const noexcept {
+    std::uint32_t first = max_ttl_ms;
+    for (const Slot& s : slots_) {
+        if (s.lock == nullptr) continue;
+        const std::uint32_t sl = slack(s);
+        if (sl < first) first = sl;
+    }
+    return first;
+}
+
+std::uint32_t Renewer::wait_for(const Slot& slot) const noexcept {
+    // Its own renewal is of no use past its margin; and every other lock keeps at least half of
+    // what it has before its margin, for its own renewal after this one.
+    std::uint32_t wait = slack(slot);
+    for (const Slot& s : slots_) {
+        if (s.lock == nullptr || &s == &slot) continue;
+        const std::uint32_t half = slack(s) / 2;
+        if (half < wait) wait = half;
+    }
+    return wait > 0 ? wait : 1U;
+}
+
+void Renewer::renew(Slot& s, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept {
+    const Status st = s.ops->extend(s.lock, s.ttl_ms, wait_ms);
+    if (st == Status::ok) {
+        s.due_ms = now_ms + renew_interval(s.ttl_ms);
+        return;
+    }
+    if (st == Status::not_owner || st == Status::expired) return lose(s, st);
+    // Not a "no" from the server: retry while validity lasts, well before the margin is reached.
+    const std::uint32_t left = slack(s);
+    if (left == 0) return lose(s, Status::expired);
+    std::uint32_t retry = s.ttl_ms / 10;
+    if (left / 2 < retry) retry = left / 2;
+    s.due_ms = now_ms + (retry > 0 ? retry : 1U);
+}
+
+std::uint32_t Renewer::tick(std::uint32_t now_ms) noexcept {
+    check(now_ms);
+    // Each due lock once (a renewal schedules it after now_ms), most urgent first; a renewal
+    // leaves the others time for theirs, and losses are checked after each.
+    for (Slot* s = most_urgent_due(now_ms); s != nullptr; s = most_urgent_due(now_ms)) {
+        renew(*s, now_ms, wait_for(*s));
+        check(now_ms);
+    }
+    bool any = false;
+    std::uint32_t next = max_ttl_ms;
+    for (const Slot& s : slots_) {
+        if (s.lock == nullptr) continue;
+        any = true;
+        const std::uint32_t wait = due(s.due_ms, now_ms) ? 0U : s.due_ms - now_ms;
+        if (wait < next) next = wait;
+    }
+    const std::uint32_t loss = earliest_loss();  // report the loss as soon as it is due
+    if (loss < next) next = loss;
+    return any ? next : idle_ms;
+}
+
+}  // namespace resplock

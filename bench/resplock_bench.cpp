@@ -42,6 +42,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/lock_options.hpp"
 
 namespace {
 

@@ -10,16 +10,13 @@ using namespace std::string_view_literals;
 
 using detail::bulk_size;
 using detail::owner_script;
-using detail::reply_lost;
-using detail::reply_malformed;
 using detail::valid_ttl;
 
 std::size_t lock_buffer_min() noexcept {
-    // *5 EVAL <extend script> 1 <key> <token> <ttl>: the longest request a Lock sends.
-    constexpr std::size_t extend_eval = 4 + bulk_size(4) + bulk_size(owner_script.text.size()) +
-                                        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
-                                        bulk_size(max_token_len) + bulk_size(10);
-    return extend_eval;
+    // EVAL <owner script> 1 <key> <token> <ttl>: the extend, the longest request a Lock sends.
+    return detail::eval_size(
+        owner_script.text.size(), 4,
+        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(max_token_len) + bulk_size(10));
 }
 
 // key_ and token_ are read only up to key_len_ and token_len_: zeroing them would cost flash.
@@ -49,10 +46,9 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
         const resp::Value& v = reply.top();
         if (v.is(resp::Type::nil_bulk)) return Status::busy;
         if (!v.is(resp::Type::simple_string) || !v.equals("OK"sv)) s = Status::protocol_error;
-    } else if (reply_lost(s) && conn_.request_sent()) {
-        s = Status::unknown_outcome;
-    } else if (!(reply_malformed(s) && conn_.request_sent())) {
-        return s;  // not executed: nothing to keep
+    } else {
+        s = detail::outcome(conn_, s);
+        if (!detail::may_have_run(conn_, s, false)) return s;  // not executed: nothing to keep
     }
     keep(fresh, ttl_ms, sent_at, s);
     return s;
@@ -96,21 +92,9 @@ Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& rep
     return detail::eval(conn_, owner_script, args, 4 + argc, reply, deadline);
 }
 
-// Maps the reply of the release/extend scripts, and forgets the token once it is known lost.
+// The answer of the release/extend request; forgets the token once the lock is known lost.
 Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
-    if (s == Status::ok) {
-        const resp::Value& v = reply.top();
-        if (!v.is(resp::Type::integer)) return Status::protocol_error;
-        s = v.integer == 1    ? Status::ok
-            : v.integer == 0  ? Status::expired
-            : v.integer == -1 ? Status::not_owner
-                              : Status::protocol_error;
-    } else if (s == Status::wrong_type && conn_.request_sent()) {
-        s = Status::not_owner;  // another kind of value holds the key: not ours (the reply to
-                                // our request, not to the handshake's SELECT)
-    } else if (reply_lost(s) && conn_.request_sent()) {
-        return Status::unknown_outcome;
-    }
+    s = detail::owner_answer(conn_, s, reply);
     if (s == Status::expired || s == Status::not_owner) drop();
     return s;
 }
@@ -148,7 +132,7 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     // the old validity would have.
     if (s == Status::ok) {
         validity_.start(sent_at, ttl_ms);
-    } else if (s == Status::unknown_outcome || reply_malformed(s)) {
+    } else if (detail::may_have_run(conn_, s, false)) {
         validity_.renewal_unconfirmed(sent_at, ttl_ms);
     }
     return s;

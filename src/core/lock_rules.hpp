@@ -1,7 +1,10 @@
-// What every kind of lock shares (plain, reentrant, quorum): random tokens, scripts sent with
-// EVALSHA and EVAL as fallback, and the wait-and-retry loop. Internal: not installed.
-#ifndef RESPLOCK_LOCK_SUPPORT_HPP
-#define RESPLOCK_LOCK_SUPPORT_HPP
+// The rules every kind of lock follows (plain, with options, reentrant, quorum), each written
+// once: what a request that brought no usable answer may have done, the owner script and its
+// answer, the size of a script request, random tokens, scripts sent with EVALSHA and EVAL as
+// fallback, and the wait-and-retry loop. Validity (Validity in lock.hpp) is implemented in
+// lock_rules.cpp. Internal: not installed.
+#ifndef RESPLOCK_LOCK_RULES_HPP
+#define RESPLOCK_LOCK_RULES_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -12,23 +15,60 @@
 
 namespace resplock::detail {
 
+// Whether `s` is one of a set of statuses given as a bit mask (one test, less code than a chain).
+constexpr std::uint32_t status_bit(Status s) noexcept {
+    return std::uint32_t{1} << static_cast<unsigned>(s);
+}
+static_assert(static_cast<unsigned>(Status::expired) < 32, "every status fits a 32-bit set");
+inline bool in(Status s, std::uint32_t set) noexcept {
+    return ((set >> static_cast<unsigned>(s)) & 1U) != 0;
+}
+
 // The reply to a request that went out was lost: the server's state is unknown.
 inline bool reply_lost(Status s) noexcept {
-    return s == Status::timeout || s == Status::closed || s == Status::io_error;
+    return in(
+        s, status_bit(Status::timeout) | status_bit(Status::closed) | status_bit(Status::io_error));
 }
 
 // The reply arrived but could not be read: the request was probably executed.
 inline bool reply_malformed(Status s) noexcept {
-    return s == Status::protocol_error || s == Status::too_large;
+    return in(s, status_bit(Status::protocol_error) | status_bit(Status::too_large));
 }
 
-// Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF): for
-// sizing the longest request of each kind of lock at compile time.
+// The status a lock reports for a request that ended with `s`: unknown_outcome when the request
+// went out and its reply was lost (timeout, closed, io_error), else `s` itself.
+inline Status outcome(const Connection& conn, Status s) noexcept {
+    return reply_lost(s) && conn.request_sent() ? Status::unknown_outcome : s;
+}
+
+// Whether a request that ended with `s` (as outcome() reports it) may have changed the key
+// although it brought no usable answer: its reply was lost or could not be read, or, for a
+// script, it was an error (a script stops at its first error and keeps what it did before).
+// The lock then keeps its token, so that release() can undo what may have been done, and claims
+// no validity: it never claims a lock it does not know it holds.
+inline bool may_have_run(const Connection& conn, Status s, bool script) noexcept {
+    if (s == Status::ok || !conn.request_sent()) return false;
+    return s == Status::unknown_outcome || reply_malformed(s) ||
+           (script && !conn.error_text().empty());
+}
+
+// Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF).
 constexpr std::size_t digits(std::size_t n) noexcept {
     return n < 10 ? 1 : 1 + digits(n / 10);
 }
 constexpr std::size_t bulk_size(std::size_t n) noexcept {
     return 1 + digits(n) + 2 + n + 2;
+}
+
+// Bytes of the EVAL form of a script call: the array header, EVAL, the script's text of
+// text_len bytes, then `count` more arguments (numkeys, keys, ARGV) whose bulk strings take
+// args_bytes together. The EVAL form is the longest request of a script (EVALSHA sends 40 bytes
+// instead of the text), so each lock kind sizes its smallest buffer with it, and a call that
+// could not send it must not start with EVALSHA (it would work only while the server caches the
+// script).
+constexpr std::size_t eval_size(std::size_t text_len, std::size_t count,
+                                std::size_t args_bytes) noexcept {
+    return 1 + digits(2 + count) + 2 + bulk_size(4) + bulk_size(text_len) + args_bytes;
 }
 
 inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
@@ -62,15 +102,39 @@ inline constexpr Script owner_script = {
 Status eval(Connection& conn, const Script& script, std::string_view* args, std::size_t count,
             resp::Reply& reply, Deadline deadline) noexcept;
 
+// Whether the EVAL form of args[0..count) (args[2..] filled) fits the connection's buffer.
+inline bool eval_fits(const Connection& conn, const Script& script, const std::string_view* args,
+                      std::size_t count) noexcept {
+    std::size_t bytes = 0;
+    for (std::size_t i = 2; i < count; ++i)
+        bytes += bulk_size(args[i].size());
+    return eval_size(script.text.size(), count - 2, bytes) <= conn.buffer_size();
+}
+
+// What a request to the owner script (a release or an extend) that ended with `s` means: the
+// script's answer 1 (done) is ok, 0 (the key is gone) expired, -1 (another value holds it)
+// not_owner, anything else protocol_error; a WRONGTYPE error to this request (not to the
+// handshake) is not_owner too; otherwise outcome(). The plain and the quorum lock use it.
+inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& reply) noexcept {
+    if (s == Status::ok) {
+        const resp::Value& v = reply.top();
+        if (!v.is(resp::Type::integer)) return Status::protocol_error;
+        return v.integer == 1    ? Status::ok
+               : v.integer == 0  ? Status::expired
+               : v.integer == -1 ? Status::not_owner
+                                 : Status::protocol_error;
+    }
+    if (s == Status::wrong_type && conn.request_sent()) return Status::not_owner;
+    return outcome(conn, s);
+}
+
 // Whether an acquisition attempt that ended with `s` may be repeated: busy, or a status that
 // shows the request was not executed (no connection, LOADING, BUSY).
 inline bool retryable(Status s) noexcept {
-    constexpr auto bit = [](Status x) { return std::uint32_t{1} << static_cast<unsigned>(x); };
-    constexpr std::uint32_t set = bit(Status::busy) | bit(Status::timeout) | bit(Status::closed) |
-                                  bit(Status::io_error) | bit(Status::connect_failed) |
-                                  bit(Status::loading) | bit(Status::server_busy);
-    static_assert(static_cast<unsigned>(Status::expired) < 32, "every status fits the set");
-    return static_cast<unsigned>(s) < 32 && ((set >> static_cast<unsigned>(s)) & 1U) != 0;
+    return in(s, status_bit(Status::busy) | status_bit(Status::timeout) |
+                     status_bit(Status::closed) | status_bit(Status::io_error) |
+                     status_bit(Status::connect_failed) | status_bit(Status::loading) |
+                     status_bit(Status::server_busy));
 }
 
 // What retry() repeats, as plain function pointers over a caller's context.
@@ -135,4 +199,4 @@ inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
 
 }  // namespace resplock::detail
 
-#endif  // RESPLOCK_LOCK_SUPPORT_HPP
+#endif  // RESPLOCK_LOCK_RULES_HPP

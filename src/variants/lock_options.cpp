@@ -5,12 +5,12 @@
 
 #include "core/lock_rules.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/variants/lock_options.hpp"
 
 namespace resplock {
 
 using namespace std::string_view_literals;
 using detail::bulk_size;
-using detail::digits;
 
 namespace {
 
@@ -53,32 +53,14 @@ class KeyName {
     std::size_t len_;
 };
 
-// Whether the EVAL form of args[0..count) (args[2..] filled) fits the connection's buffer. The
-// EVALSHA form is shorter, but the EVAL fallback after a cache flush must fit too: refusing up
-// front keeps a call from working only while the script happens to be cached.
-bool eval_fits(const Connection& conn, const detail::Script& script, const std::string_view* args,
-               std::size_t count) noexcept {
-    std::size_t size = 1 + digits(count) + 2 + bulk_size(4) + bulk_size(script.text.size());
-    for (std::size_t i = 2; i < count; ++i)
-        size += bulk_size(args[i].size());
-    return size <= conn.buffer_size();
-}
-
-// The request went out and the reply is an error: the script may have stopped after its SET
-// (e.g. an ACL without +incr), so the key may hold the token.
-bool error_after_send(const Connection& conn) noexcept {
-    return conn.request_sent() && !conn.error_text().empty();
-}
-
 }  // namespace
 
 std::size_t lock_options_buffer_min() noexcept {
-    // *9 EVAL <acquire script> 3 key key:once key:fence token ttl once_per_ms
-    constexpr std::size_t longest =
-        4 + bulk_size(4) + bulk_size(acquire_script.text.size()) + bulk_size(1) +
-        bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(RESPLOCK_MAX_KEY_LEN + 5) +
-        bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(token_len) + 2 * bulk_size(10);
-    return longest;
+    // EVAL <acquire script> 3 key key:once key:fence token ttl once_per_ms
+    return detail::eval_size(
+        acquire_script.text.size(), 7,
+        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(RESPLOCK_MAX_KEY_LEN + 5) +
+            bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(token_len) + 2 * bulk_size(10));
 }
 
 Status Lock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
@@ -132,7 +114,9 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             args[n++] = {fresh, token_len};
             args[n++] = {ttl_text, resp::format_decimal(a.ttl_ms, ttl_text)};
             if (once) args[n++] = {once_text, resp::format_decimal(a.opts.once_per_ms, once_text)};
-            if (!eval_fits(conn, acquire_script, args, n)) return Status::too_large;
+            // The EVAL fallback after a cache flush must fit too: refusing up front keeps a call
+            // from working only while the script happens to be cached.
+            if (!detail::eval_fits(conn, acquire_script, args, n)) return Status::too_large;
 
             const std::uint32_t sent_at = port.now_ms(port.ctx);
             resp::Reply reply;
@@ -151,11 +135,10 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                 } else if (a.opts.fence) {
                     *a.fence_out = static_cast<std::uint64_t>(v[0].integer);
                 }
-            } else if (detail::reply_lost(s) && conn.request_sent()) {
-                s = Status::unknown_outcome;
-            } else if (!(detail::reply_malformed(s) && conn.request_sent()) &&
-                       !error_after_send(conn)) {
-                return s;  // not executed: nothing to keep
+            } else {
+                // An error from the script may come after its SET (e.g. an ACL without +incr).
+                s = detail::outcome(conn, s);
+                if (!detail::may_have_run(conn, s, true)) return s;  // nothing to keep
             }
             lock.keep(fresh, a.ttl_ms, sent_at, s);
             return s;
@@ -194,7 +177,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                 if (s == Status::ok) return;  // woken by a release, or the pause is over
                 // An error reply (NOPERM from an ACL, an old server refusing a decimal
                 // timeout): sleep from now on in this wait.
-                if (error_after_send(conn)) a.blpop = false;
+                if (conn.request_sent() && !conn.error_text().empty()) a.blpop = false;
             }
             const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
             if (elapsed < ms) port.sleep_ms(port.ctx, ms - elapsed);
@@ -208,7 +191,7 @@ Status Lock::release(const AcquireOptions& options) noexcept {
     const KeyName wake_key(key(), ":wake"sv);
     std::string_view args[6] = {{}, {}, "2"sv, key(), wake_key.view(), token()};
     Status s = Status::too_large;
-    if (eval_fits(conn_, release_script, args, 6)) {
+    if (detail::eval_fits(conn_, release_script, args, 6)) {
         resp::Reply reply;
         s = owner_result(detail::eval(conn_, release_script, args, 6, reply,
                                       Deadline::after(conn_.port(), conn_.config().timeout_ms)),

@@ -87,35 +87,25 @@ void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::ui
             resp::Reply reply;
             Status s =
                 status[i] == Status::ok ? c.receive(reply, later(c, deadline[i])) : status[i];
-            if (s == Status::ok) {
+            if (op == Op::release || op == Op::extend) {
+                // The owner script's answer, as for the plain lock (a lost reply: the script
+                // may or may not have run).
+                s = detail::owner_answer(c, s, reply);
+            } else if (s == Status::ok && op == Op::set) {
                 const resp::Value& v = reply.top();
-                if (op == Op::set) {
-                    s = v.is(resp::Type::nil_bulk) ? Status::busy
-                        : v.is(resp::Type::simple_string) && v.equals("OK"sv)
-                            ? Status::ok
-                            : Status::protocol_error;
-                } else if (op == Op::query) {
-                    const resp::Value* e = reply.values;
-                    s = Status::protocol_error;
-                    if (reply.count == 3 && e[0].is(resp::Type::array) &&
-                        (e[1].is(resp::Type::bulk_string) || e[1].is(resp::Type::nil_bulk)) &&
-                        e[2].is(resp::Type::integer)) {
-                        seen[i] = {e[1].is(resp::Type::nil_bulk) ? std::string_view() : e[1].text(),
-                                   e[2].integer};
-                        s = Status::ok;
-                    }
-                } else {
-                    s = !v.is(resp::Type::integer) ? Status::protocol_error
-                        : v.integer == 1           ? Status::ok
-                        : v.integer == 0           ? Status::expired
-                        : v.integer == -1          ? Status::not_owner
-                                                   : Status::protocol_error;
+                s = v.is(resp::Type::nil_bulk)                            ? Status::busy
+                    : v.is(resp::Type::simple_string) && v.equals("OK"sv) ? Status::ok
+                                                                          : Status::protocol_error;
+            } else if (s == Status::ok) {  // query
+                const resp::Value* e = reply.values;
+                s = Status::protocol_error;
+                if (reply.count == 3 && e[0].is(resp::Type::array) &&
+                    (e[1].is(resp::Type::bulk_string) || e[1].is(resp::Type::nil_bulk)) &&
+                    e[2].is(resp::Type::integer)) {
+                    seen[i] = {e[1].is(resp::Type::nil_bulk) ? std::string_view() : e[1].text(),
+                               e[2].integer};
+                    s = Status::ok;
                 }
-            } else if (op != Op::set && op != Op::query && c.request_sent()) {
-                // Another kind of value holds the key: not ours. A lost reply: the script may or
-                // may not have run.
-                if (s == Status::wrong_type) s = Status::not_owner;
-                if (detail::reply_lost(s)) s = Status::unknown_outcome;
             }
             status[i] = s;
         }

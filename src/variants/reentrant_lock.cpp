@@ -9,8 +9,6 @@ namespace resplock {
 using namespace std::string_view_literals;
 
 using detail::bulk_size;
-using detail::reply_lost;
-using detail::reply_malformed;
 using detail::valid_ttl;
 
 namespace {
@@ -47,10 +45,11 @@ constexpr const detail::Script* scripts[] = {&acquire_script, &release_script, &
                                              &query_script};
 enum : std::size_t { acquire_op, release_op, extend_op, query_op };
 
-// *N EVAL <text> 1 <key> <owner> [<ttl>] at the longest key and owner id.
+// EVAL <text> 1 <key> <owner> [<ttl>] at the longest key and owner id.
 constexpr std::size_t eval_size(const detail::Script& s, bool ttl) {
-    return 4 + bulk_size(4) + bulk_size(s.text.size()) + bulk_size(1) +
-           bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(max_token_len) + (ttl ? bulk_size(10) : 0);
+    return detail::eval_size(s.text.size(), ttl ? 4 : 3,
+                             bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
+                                 bulk_size(max_token_len) + (ttl ? bulk_size(10) : 0));
 }
 constexpr std::size_t longest_request = eval_size(acquire_script, true);
 static_assert(longest_request >= eval_size(extend_script, true) &&
@@ -121,10 +120,9 @@ Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) no
             return Status::ok;
         }
         s = Status::protocol_error;
-    } else if (reply_lost(s) && conn_.request_sent()) {
-        s = Status::unknown_outcome;
-    } else if (!(reply_malformed(s) && conn_.request_sent())) {
-        return s;  // not executed: nothing changed
+    } else {
+        s = detail::outcome(conn_, s);
+        if (!detail::may_have_run(conn_, s, true)) return s;  // not executed: nothing changed
     }
     // The count may have been added. A first acquisition keeps the owner id for release(); a
     // re-entry keeps its validity, since the script never shortens the PTTL.
@@ -171,8 +169,8 @@ Status ReentrantLock::owner_result(Status s, const resp::Reply& reply,
             : value == -1 ? Status::not_owner
             : value < 0   ? Status::protocol_error
                           : Status::ok;
-    } else if (reply_lost(s) && conn_.request_sent()) {
-        return Status::unknown_outcome;
+    } else {
+        return detail::outcome(conn_, s);
     }
     if (s == Status::expired || s == Status::not_owner) drop();
     return s;
@@ -190,7 +188,7 @@ Status ReentrantLock::release() noexcept {
         count_ = clamp_count(left);
         if (levels_ > 0) --levels_;
         if (levels_ > count_) levels_ = count_;
-    } else if (s == Status::unknown_outcome || (reply_malformed(s) && conn_.request_sent())) {
+    } else if (detail::may_have_run(conn_, s, true)) {
         // It may have run: count the level as released rather than risk taking it twice, and
         // claim no validity, since the key may be gone.
         if (levels_ > 0) --levels_;

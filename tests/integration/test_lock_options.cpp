@@ -14,6 +14,7 @@
 #include "lock_cases.hpp"
 #include "ports.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/lock_options.hpp"
 
 namespace {
 

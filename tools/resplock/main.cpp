@@ -27,6 +27,7 @@
 #include "resplock/core/status.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/posix/renewer_thread.hpp"
+#include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 #include "resplock/variants/renewer.hpp"
 #include "resplock/version.h"

@@ -56,29 +56,10 @@ class Validity {
     mutable bool lapsed_ = false;  // set by remaining() once it reads 0
 };
 
-// Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
-// Each uses a companion key named KEY + a suffix, so a key with a hash tag (locks:{job}) keeps
-// its companions in the same cluster slot, and an ACL key pattern for KEY covers them.
-struct AcquireOptions {
-    // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
-    // one with every granted acquisition (never with a busy one) and never expires; it is
-    // monotonic only as long as the server keeps KEY:fence (persistence).
-    bool fence = false;
-    // Non-zero (up to max_ttl_ms): the lock can be taken at most once per this many ms by
-    // anyone, even if released early (the marker KEY:once carries that PTTL, on the server's
-    // clock). Every party of the key must set it: a plain acquire ignores the marker.
-    std::uint32_t once_per_ms = 0;
-    // While waiting, block on KEY:wake with BLPOP (bounded by the backoff pause) instead of
-    // sleeping, so that a release made with wake hands the lock over at once. Falls back to
-    // sleeping for the rest of the wait if the server refuses BLPOP (ACL, old server).
-    bool wake = false;
-};
-
-// Smallest connection buffer for every request of the acquisition options (the acquire script's
-// EVAL with KEY, KEY:once and KEY:fence at RESPLOCK_MAX_KEY_LEN bytes): larger than
-// lock_buffer_min(). A smaller buffer works for shorter keys; a request that does not fit returns
-// too_large without being sent.
-std::size_t lock_options_buffer_min() noexcept;
+// Options of one acquisition (fencing numbers, once per interval, wake on release): see
+// "resplock/variants/lock_options.hpp", which defines it. Lock's calls that take one are
+// implemented there too, so a firmware that never uses them does not link them.
+struct AcquireOptions;
 
 class Lock {
   public:
@@ -128,8 +109,9 @@ class Lock {
     // invalid_argument, or connection/error-reply statuses.
     Status query(LockInfo& info) noexcept;
 
-    // acquire() / try_acquire() / release() with options (see AcquireOptions); defined apart
-    // from the plain calls, so a firmware that does not use them does not link them. `fence`
+    // acquire() / try_acquire() / release() with options (see AcquireOptions, in
+    // "resplock/variants/lock_options.hpp"); defined apart from the plain calls, so a firmware
+    // that does not use them does not link them. `fence`
     // receives the fencing number, only on ok, when options.fence is set (it must then not be
     // null). Without fence and once_per_ms, acquire() is the plain one; try_acquire() is too
     // unless wake is set. With them, one script does the whole attempt in one round trip, and

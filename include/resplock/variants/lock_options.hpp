@@ -1,0 +1,40 @@
+// Options of one acquisition for resplock::Lock: fencing numbers, once-per-interval locks and
+// waking a waiter on release (Lock::acquire / try_acquire / release with an AcquireOptions,
+// declared in lock.hpp and implemented in src/variants/lock_options.cpp).
+#ifndef RESPLOCK_LOCK_OPTIONS_HPP
+#define RESPLOCK_LOCK_OPTIONS_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "resplock/core/lock.hpp"
+
+namespace resplock {
+
+// Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
+// Each uses a companion key named KEY + a suffix, so a key with a hash tag (locks:{job}) keeps
+// its companions in the same cluster slot, and an ACL key pattern for KEY covers them.
+struct AcquireOptions {
+    // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
+    // one with every granted acquisition (never with a busy one) and never expires; it is
+    // monotonic only as long as the server keeps KEY:fence (persistence).
+    bool fence = false;
+    // Non-zero (up to max_ttl_ms): the lock can be taken at most once per this many ms by
+    // anyone, even if released early (the marker KEY:once carries that PTTL, on the server's
+    // clock). Every party of the key must set it: a plain acquire ignores the marker.
+    std::uint32_t once_per_ms = 0;
+    // While waiting, block on KEY:wake with BLPOP (bounded by the backoff pause) instead of
+    // sleeping, so that a release made with wake hands the lock over at once. Falls back to
+    // sleeping for the rest of the wait if the server refuses BLPOP (ACL, old server).
+    bool wake = false;
+};
+
+// Smallest connection buffer for every request of the acquisition options (the acquire script's
+// EVAL with KEY, KEY:once and KEY:fence at RESPLOCK_MAX_KEY_LEN bytes): larger than
+// lock_buffer_min(). A smaller buffer works for shorter keys; a request that does not fit returns
+// too_large without being sent.
+std::size_t lock_options_buffer_min() noexcept;
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_LOCK_OPTIONS_HPP

@@ -30,41 +30,9 @@ build=${RESPLOCK_BENCH_BUILD:-build/bench}
 mkdir -p "$build"
 build=$(cd "$build" && pwd)
 
-# ---- packages (as scripts/test.sh installs them) ----
-required=(g++ cmake make pkg-config python3 binutils redis-server redis-tools valgrind
-    libhiredis-dev)
-optional=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib)
-missing() {
-    for p in "$@"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
-    done
-}
-apt_install() {
-    local sudo=()
-    if [ "$(id -u)" -ne 0 ]; then
-        command -v sudo >/dev/null || {
-            echo "run.sh: cannot install $* (no root, no sudo)" >&2
-            return 1
-        }
-        sudo=(sudo)
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    if [ -z "${apt_updated:-}" ]; then
-        "${sudo[@]}" apt-get update -qq && apt_updated=1
-    fi
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
-if command -v dpkg-query >/dev/null; then
-    mapfile -t need < <(missing "${required[@]}")
-    if ((${#need[@]})); then
-        echo "Installing missing packages: ${need[*]}"
-        apt_install "${need[@]}"
-    fi
-    mapfile -t need < <(missing "${optional[@]}")
-    if ((${#need[@]})); then
-        apt_install "${need[@]}" || echo "run.sh: no ${need[*]}: the Cortex-M4 figures are skipped"
-    fi
-fi
+# ---- packages (scripts/install-deps.sh, as for the tests) ----
+./scripts/install-deps.sh bench
+./scripts/install-deps.sh --optional targets  # without them the Cortex-M4 figures are skipped
 for tool in cmake redis-server redis-cli redis-benchmark valgrind callgrind_annotate python3 size; do
     command -v "$tool" >/dev/null || {
         echo "run.sh: $tool is missing; the benchmark cannot run" >&2

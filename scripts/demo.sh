@@ -5,8 +5,8 @@
 #   ./scripts/demo.sh
 #
 # On a fresh Debian or Ubuntu machine it first installs what is missing (g++, cmake, make,
-# redis-server, redis-tools) with apt-get, as root or through sudo. Exits 0 when every step
-# behaved as expected, non-zero otherwise.
+# redis-server, redis-tools) with scripts/install-deps.sh, as root or through sudo. Exits 0 when
+# every step behaved as expected, non-zero otherwise.
 set -euo pipefail
 
 WORKERS=4
@@ -24,30 +24,8 @@ fail() {
 }
 
 # --- 1. tools -----------------------------------------------------------------------------------
-say "Checking for a compiler, cmake, make and Redis"
-missing=()
-for tool in g++:g++ cmake:cmake make:make redis-server:redis-server redis-cli:redis-tools; do
-    command -v "${tool%%:*}" >/dev/null 2>&1 || missing+=("${tool#*:}")
-done
-if ((${#missing[@]} > 0)); then
-    echo "missing: ${missing[*]}"
-    if ! command -v apt-get >/dev/null 2>&1; then
-        fail "apt-get not found: please install ${missing[*]} yourself and run this again"
-    fi
-    if [ "$(id -u)" -eq 0 ]; then
-        as_root=()
-    elif command -v sudo >/dev/null 2>&1; then
-        as_root=(sudo)
-    else
-        fail "not root and no sudo: please install ${missing[*]} (apt-get install -y ${missing[*]})"
-    fi
-    export DEBIAN_FRONTEND=noninteractive
-    "${as_root[@]}" apt-get update || fail "apt-get update failed"
-    "${as_root[@]}" apt-get install -y g++ cmake make redis-server redis-tools ||
-        fail "apt-get install failed"
-else
-    echo "all present"
-fi
+say "Checking for a compiler, cmake, make and Redis (installing what is missing)"
+./scripts/install-deps.sh demo || fail "could not install the tools (see above)"
 
 # --- 2. build -----------------------------------------------------------------------------------
 say "Building the resplock tool"

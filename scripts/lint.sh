@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static analysis of the library, the ports and the command-line tool: clang-tidy with the checks
-# in .clang-tidy, then cppcheck. Exits non-zero on any finding.
+# in .clang-tidy, then cppcheck; then clang-format (.clang-format) over every C and C++ file of
+# the repository. Exits non-zero on any finding.
 # Usage: ./scripts/lint.sh [BUILD_DIR]  (a CMake build configured with
 # -DCMAKE_EXPORT_COMPILE_COMMANDS=ON, which gives clang-tidy each file's flags; default build/cmake)
 set -euo pipefail
@@ -48,8 +49,13 @@ if ((${#c[@]})); then
     cppcheck "${cppcheck_flags[@]}" --language=c --std=c99 "${c[@]}" || check=1
 fi
 
-if [ "$tidy" -ne 0 ] || [ "$check" -ne 0 ]; then
-    echo "lint.sh: FAILED (clang-tidy exit $tidy, cppcheck $([ $check -eq 0 ] && echo clean || echo found issues))" >&2
+mapfile -t formatted < <(git ls-files '*.c' '*.cpp' '*.h' '*.hpp')
+echo "clang-format: ${#formatted[@]} files"
+format=0
+clang-format --dry-run --Werror "${formatted[@]}" || format=1
+
+if [ "$tidy" -ne 0 ] || [ "$check" -ne 0 ] || [ "$format" -ne 0 ]; then
+    echo "lint.sh: FAILED (clang-tidy exit $tidy, cppcheck $([ $check -eq 0 ] && echo clean || echo found issues), clang-format $([ $format -eq 0 ] && echo clean || echo 'found unformatted files: clang-format -i them'))" >&2
     exit 1
 fi
-echo "lint.sh: clang-tidy and cppcheck clean"
+echo "lint.sh: clang-tidy, cppcheck and clang-format clean"

@@ -27,23 +27,26 @@ timespec monotonic_after(const timespec& from, std::uint32_t ms) noexcept {
 
 }  // namespace
 
+// On Linux, CLOCK_MONOTONIC stops while the system is suspended, so a wait on it would sleep
+// through the end of a lock's validity measured on CLOCK_BOOTTIME (the POSIX port's clock). A
+// timer on CLOCK_BOOTTIME fires at resume instead. Without one (a kernel older than 3.15), the
+// condition variable's wait is used.
 RenewerThread::RenewerThread(Renewer& renewer, const resplock_port_t& port) noexcept
-    : renewer_(renewer), port_(port) {
+    : renewer_(renewer),
+      port_(port)
+#if defined(__linux__)
+      ,
+      timer_fd_(timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK)),
+      wake_fd_(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK))
+#endif
+{
     // Timed waits on the monotonic clock, so a change of the wall clock cannot stretch them.
     pthread_condattr_t attr;
     (void)pthread_condattr_init(&attr);
     (void)pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     (void)pthread_cond_init(&wake_cond_, &attr);
     (void)pthread_condattr_destroy(&attr);
-#if defined(__linux__)
-    // CLOCK_MONOTONIC stops while the system is suspended, so a wait on it would sleep through
-    // the end of a lock's validity measured on CLOCK_BOOTTIME (the POSIX port's clock). A timer
-    // on CLOCK_BOOTTIME fires at resume instead. Without one (kernel older than 3.15), the
-    // condition variable's wait is used.
-    timer_fd_ = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-    wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (timer_fd_ < 0 || wake_fd_ < 0) close_fds();
-#endif
 }
 
 RenewerThread::~RenewerThread() {
@@ -136,10 +139,10 @@ void* RenewerThread::run(void* self) noexcept {
     (void)pthread_mutex_lock(&t.mutex_);
     while (!t.stopping_) {
         t.woken_ = false;
-        const std::uint32_t start = t.port_.now_ms(t.port_.ctx);
-        const std::uint32_t next = t.renewer_.tick(start);
-        // tick() counts from `start`, and may have blocked on renewals since.
-        const std::uint32_t spent = t.port_.now_ms(t.port_.ctx) - start;
+        const std::uint32_t began = t.port_.now_ms(t.port_.ctx);
+        const std::uint32_t next = t.renewer_.tick(began);
+        // tick() counts from `began`, and may have blocked on renewals since.
+        const std::uint32_t spent = t.port_.now_ms(t.port_.ctx) - began;
         // Sleep until the next renewal is due, stop() is called or the caller changed something
         // under lock(); a spurious wake-up only costs an early tick.
         if (!t.stopping_ && !t.woken_) t.wait(next > spent ? next - spent : 0U);

@@ -5,13 +5,83 @@ the invariants. Prints a table for people, then `name value unit` lines for scri
 
   report.py RAW_FILE BUILD_DIR
 
-Exits 1 when an invariant fails: heap calls by resplock inside the measured loop, or a malloc
-counter that saw nothing from hiredis either (it would not be counting at all).
+Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
+calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
+either: it would not be counting at all), two holders at once in a hand-off run, or an owner
+script whose digest run.sh did not confirm. Timings and ratios are reported, never checked.
 """
 
 import re
 import statistics
 import sys
+
+
+CLIENTS = ("ours", "hiredis", "raw")
+STRATEGIES = ("backoff", "poll", "wake")
+PROCESSES = (2, 4, 8)
+# What resplock_bench handoff prints for each run.
+HANDOFF_FIGURES = ("acquisitions", "exclusion_overlaps", "max_holders", "acq_per_s", "handoffs",
+                   "same_process_reacquires", "handoff_median_ms", "handoff_p99_ms",
+                   "requests_per_acq", "set_per_acq", "pttl_per_acq", "script_per_acq",
+                   "blpop_per_acq")
+LIBRARIES = ("resplock", "resplock_posix", "hiredis")
+
+
+def expected(v):
+    """(part, name) of every figure a complete run records."""
+    names = [("owner script", "script.digest_match"), ("1/5 cycle rate", "plan.rounds")]
+    rounds = int(float(v["plan.rounds"][0])) if "plan.rounds" in v else 0
+    for r in range(1, rounds + 1):
+        names += [("1/5 cycle rate", f"round{r}.{k}")
+                  for k in CLIENTS + tuple(f"{c}.server" for c in CLIENTS)
+                  + ("limit_set", "limit_evalsha", "limit.server")]
+    names += [("2/5 instructions", "callgrind.short"), ("2/5 instructions", "callgrind.long")]
+    if "callgrind.short" in v and "callgrind.long" in v:
+        for c in ("ours", "hiredis"):
+            for n in (v["callgrind.short"][0], v["callgrind.long"][0]):
+                names.append(("2/5 instructions", f"callgrind.{c}.{n}"))
+    for s in STRATEGIES:
+        for k in PROCESSES:
+            names += [("3/5 hand-off", f"handoff.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]
+    names.append(("3/5 hand-off", "idle_rtt.median_us"))
+    if "cortex_m4.skipped" not in v:
+        names += [("4/5 footprint", f"cortex_m4.{k}")
+                  for k in ("core_flash", "core_ram", "stack.Lock::try_acquire/2")]
+    for lib in LIBRARIES:
+        names += [("4/5 footprint", f"x86_64.{lib}.file"), ("4/5 footprint", f"x86_64.{lib}.code")]
+    names += [("5/5 heap calls", f"heap.{c}.{k}") for c in ("ours", "hiredis")
+              for k in ("allocs", "frees")]
+    names.append(("5/5 heap calls", "heap.cycles"))
+    return names
+
+
+def missing_figures(v):
+    """Lines naming each figure a complete run has and this one lacks (or holds no number of)."""
+    lines = []
+    if "plan.rounds" in v and int(float(v["plan.rounds"][0])) < 1:
+        lines.append("1/5 cycle rate: no round planned")
+    for part, name in expected(v):
+        try:
+            float(v[name][0])
+        except (KeyError, ValueError):
+            lines.append(f"{part}: no figure {name}")
+    # A part that ran yields work done: something other than nothing.
+    for name, value in v.items():
+        if re.match(r"round\d+\.(ours|hiredis|raw|limit_set|limit_evalsha)$", name) or \
+                re.match(r"handoff\..*\.(acquisitions|handoffs)$", name):
+            try:
+                if float(value[0]) <= 0:
+                    lines.append(f"{name} is {value[0]}: that run did no work")
+            except ValueError:
+                pass
+    if not lines and "callgrind.short" in v:
+        for c in ("ours", "hiredis"):
+            a = float(v[f"callgrind.{c}.{v['callgrind.short'][0]}"][0])
+            b = float(v[f"callgrind.{c}.{v['callgrind.long'][0]}"][0])
+            if b <= a:
+                lines.append(f"2/5 instructions: {c}: the longer run counted no more instructions"
+                             f" ({b:.0f} <= {a:.0f})")
+    return lines
 
 
 def load(path):
@@ -44,8 +114,16 @@ def function_costs(path):
 
 
 def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 64
     raw, build = sys.argv[1], sys.argv[2]
     v = load(raw)
+    missing = missing_figures(v)
+    if missing:
+        for line in missing:
+            print(f"MISSING: {line}", file=sys.stderr)
+        return 1
 
     def num(name):
         return float(v[name][0])
@@ -178,6 +256,10 @@ def main():
         print(f"Cortex-M4 (-Os, arm-none-eabi-g++): core flash {flash} B, static RAM {ram} B,"
               f" worst stack of any public call {stacks[worst]} B ({worst}; the plain lock's"
               f" try_acquire {stacks.get('Lock::try_acquire/2', 0)} B)")
+        core = [(k[len("cortex_m4.flash.core."):], int(num(k))) for k in v
+                if k.startswith("cortex_m4.flash.core.")]
+        if core:
+            print("  core flash per object: " + ", ".join(f"{o} {b} B" for o, b in core))
         emit("footprint.cortex_m4.flash", flash, "bytes")
         emit("footprint.cortex_m4.ram", ram, "bytes")
         emit("footprint.cortex_m4.stack_worst", stacks[worst], "bytes")
@@ -198,10 +280,37 @@ def main():
         print(f"{client:8} allocations {a / n:6.2f}/cycle   frees {f / n:6.2f}/cycle   ({n} cycles)")
         emit(f"heap.{client}.allocations", a / n, "per-cycle", "{:.2f}")
         emit(f"heap.{client}.frees", f / n, "per-cycle", "{:.2f}")
-    if int(num("heap.ours.allocs")) != 0 or int(num("heap.ours.frees")) != 0:
-        failures.append("resplock touched the heap inside the measured loop")
-    if int(num("heap.hiredis.allocs")) == 0:
-        failures.append("the malloc counter saw no allocation from hiredis: it is not counting")
+
+    print()
+    print("== Invariants (checked in every run, --quick included)")
+    checks = []
+    checks.append((int(num("script.digest_match")) == 1,
+                   "owner script: the server's SHA1 of the library's script text is the SHA1 the"
+                   " library sends (and no EVALSHA of part 1 fell back to EVAL)"))
+    overlaps = {f"{s}.k{k}": int(num(f"handoff.{s}.k{k}.exclusion_overlaps"))
+                for s in STRATEGIES for k in PROCESSES}
+    holders = {f"{s}.k{k}": int(num(f"handoff.{s}.k{k}.max_holders"))
+               for s in STRATEGIES for k in PROCESSES}
+    acquisitions = sum(int(num(f"handoff.{s}.k{k}.acquisitions"))
+                       for s in STRATEGIES for k in PROCESSES)
+    broken = [run for run in overlaps if overlaps[run] != 0 or holders[run] != 1]
+    checks.append((not broken,
+                   f"mutual exclusion: {acquisitions} acquisitions in {len(overlaps)} hand-off"
+                   f" runs, {sum(overlaps.values())} begun before an earlier holder's release, at most"
+                   f" {max(holders.values())} holder(s) at once"
+                   + (f" (broken in {', '.join(broken)})" if broken else "")))
+    ours_a, ours_f = int(num("heap.ours.allocs")), int(num("heap.ours.frees"))
+    checks.append((ours_a == 0 and ours_f == 0,
+                   f"heap: resplock made {ours_a} allocations and {ours_f} frees in {n} measured"
+                   " cycles"))
+    checks.append((int(num("heap.hiredis.allocs")) > 0,
+                   f"heap counter: it saw {int(num('heap.hiredis.allocs'))} allocations by hiredis"
+                   " (none would mean it is not counting)"))
+    checks.append((True, f"every part ran and gave its figures ({len(v)} raw figures)"))
+    for ok, text in checks:
+        print(f"  {'ok    ' if ok else 'FAILED'}  {text}")
+        if not ok:
+            failures.append(text)
 
     print()
     for name, value, unit in out:

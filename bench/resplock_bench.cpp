@@ -1,10 +1,17 @@
 // The benchmark program that bench/run.sh drives. Modes:
-//   cycle ours|hiredis|raw PORT CYCLES SHA1
+//   script-sha | script-text
+//       the library's owner script (the release / extend / query script every lock sends with
+//       EVALSHA): its SHA1, or its text, on one line. run.sh loads this text and checks that the
+//       server's digest is this SHA1.
+//   cycle ours|hiredis|raw PORT CYCLES
 //       acquire + release on one connection, CYCLES times after a warm-up; prints the rate and,
-//       when malloc_count is preloaded, the heap calls made inside the measured loop.
+//       when malloc_count is preloaded, the heap calls made inside the measured loop. hiredis
+//       and raw release with EVALSHA of the library's owner script, as ours does.
 //   handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS
 //       starts PROCS worker processes contending for one key and reports acquisitions per
-//       second, the release-to-next-acquire delay and the server's request count per acquisition.
+//       second, the release-to-next-acquire delay, the server's request count per acquisition
+//       and two counts of broken mutual exclusion (both must be 0): acquisitions that began
+//       before an earlier holder had begun its release, and the most holders seen at once.
 //       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
 //       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one).
 //   worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
@@ -44,9 +51,14 @@
 #include "resplock/ports/posix.h"
 #include "resplock/variants/lock_options.hpp"
 
+// Internal (src/core, on this program's include path): the owner script, so that the bench
+// loads and calls exactly the script the library sends.
+#include "core/lock_rules.hpp"
+
 namespace {
 
 using resplock::Status;
+using resplock::detail::owner_script;
 
 constexpr const char* kHost = "127.0.0.1";
 // 20 bytes, the length of redis-benchmark's `bench:k:__rand_int__` once expanded.
@@ -137,7 +149,7 @@ struct HiredisClient {
     redisContext* c = nullptr;
     std::string sha;
 
-    HiredisClient(std::uint16_t server_port, std::string script_sha) : sha(std::move(script_sha)) {
+    explicit HiredisClient(std::uint16_t server_port) : sha(owner_script.sha1) {
         const timeval tv{2, 0};
         c = redisConnectWithTimeout(kHost, server_port, tv);
         if (c == nullptr || c->err != 0) fail("hiredis: cannot connect");
@@ -177,7 +189,7 @@ struct RawClient {
     int fd = -1;
     std::string set_request, release_request;
 
-    RawClient(std::uint16_t server_port, const std::string& sha) {
+    explicit RawClient(std::uint16_t server_port) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         sockaddr_in a{};
         a.sin_family = AF_INET;
@@ -190,7 +202,8 @@ struct RawClient {
         }
         const std::string token = "0123456789abcdef0123456789abcdef";
         set_request = encode({"SET", kCycleKey, token, "NX", "PX", std::to_string(kCycleTtlMs)});
-        release_request = encode({"EVALSHA", sha, "1", kCycleKey, token});
+        release_request =
+            encode({"EVALSHA", std::string(owner_script.sha1), "1", kCycleKey, token});
     }
     ~RawClient() { close(fd); }
     RawClient(const RawClient&) = delete;
@@ -252,7 +265,7 @@ int run_cycles(long cycles, Cycle&& cycle) {
 }
 
 int cycle_mode(int argc, char** argv) {
-    if (argc != 6) fail("usage: cycle ours|hiredis|raw PORT CYCLES SHA1");
+    if (argc != 5) fail("usage: cycle ours|hiredis|raw PORT CYCLES");
     const std::string client = argv[2];
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
     const long cycles = parse_long(argv[4], "cycle count");
@@ -265,11 +278,11 @@ int cycle_mode(int argc, char** argv) {
         });
     }
     if (client == "hiredis") {
-        HiredisClient h(port, argv[5]);
+        HiredisClient h(port);
         return run_cycles(cycles, [&h] { return h.cycle(); });
     }
     if (client == "raw") {
-        RawClient raw(port, argv[5]);
+        RawClient raw(port);
         return run_cycles(cycles, [&raw] { return raw.cycle(); });
     }
     fail("unknown client " + client);
@@ -277,8 +290,14 @@ int cycle_mode(int argc, char** argv) {
 
 // ---- contended hand-off ----
 
+// Shared by the workers of one hand-off run (a memfd mapped by each).
 struct Shared {
     std::atomic<std::uint64_t> acquisitions;
+    // Workers between a successful acquire and the start of their release, and the most seen at
+    // once. A worker leaves before it sends its release and the next one enters after its
+    // acquire returned, which the server ordered after that release: more than 1 is two holders.
+    std::atomic<int> holders;
+    std::atomic<int> max_holders;
 };
 
 struct Hold {
@@ -331,8 +350,13 @@ int worker_mode(int argc, char** argv) {
         if (s == Status::busy) break;  // the run ended while waiting
         if (s != Status::ok) fail(std::string("worker: acquire: ") + resplock::to_string(s));
         const std::int64_t acquired = now_ns();
+        const int holding = shared->holders.fetch_add(1) + 1;
+        int most = shared->max_holders.load();
+        while (holding > most && !shared->max_holders.compare_exchange_weak(most, holding)) {
+        }
         const std::uint64_t mine = shared->acquisitions.fetch_add(1) + 1;
         sleep_ns(hold_ns);
+        shared->holders.fetch_sub(1);
         const std::int64_t releasing = now_ns();
         if (me.lock.release(options) != Status::ok) fail("worker: release failed");
         holds.push_back({acquired, releasing, 0});
@@ -441,13 +465,16 @@ int handoff_mode(int argc, char** argv) {
               [](const Hold& a, const Hold& b) { return a.acquired_ns < b.acquired_ns; });
     std::vector<double> delays_ms;
     long same_process = 0;
+    long overlaps = 0;
+    std::int64_t last_release = holds[0].release_ns;  // the latest release of the earlier holds
     for (std::size_t i = 1; i < holds.size(); ++i) {
-        const std::int64_t gap = holds[i].acquired_ns - holds[i - 1].release_ns;
-        // Both times come from one monotonic clock: an acquire before the previous holder began
-        // its release means two holders at once.
-        if (gap <= 0) fail("handoff: two holders at once (mutual exclusion broken)");
+        const std::int64_t gap = holds[i].acquired_ns - last_release;
+        // Every time comes from one system-wide monotonic clock: an acquire that returned before
+        // an earlier holder began its release means two holders at once.
+        if (gap <= 0) ++overlaps;
         if (holds[i].worker == holds[i - 1].worker) ++same_process;
         delays_ms.push_back(static_cast<double>(gap) / 1e6);
+        last_release = std::max(last_release, holds[i].release_ns);
     }
     const auto n = static_cast<double>(holds.size());
     // Requests the workers sent. commandstats also counts the commands a script calls, so with
@@ -458,6 +485,8 @@ int handoff_mode(int argc, char** argv) {
     const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
     const long blpops = command_calls(info, "blpop");
     std::printf("acquisitions %zu\n", holds.size());
+    std::printf("exclusion_overlaps %ld\n", overlaps);
+    std::printf("max_holders %d\n", shared->max_holders.load());
     std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
     std::printf("handoffs %zu\n", delays_ms.size());
     std::printf("same_process_reacquires %ld\n", same_process);
@@ -472,19 +501,25 @@ int handoff_mode(int argc, char** argv) {
     return 0;
 }
 
-}  // namespace
+constexpr const char* kUsage =
+    "usage: resplock_bench MODE ARGS...\n"
+    "  script-sha | script-text                              the library's owner script\n"
+    "  cycle ours|hiredis|raw PORT CYCLES                    uncontended acquire + release\n"
+    "  handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS  contended hand-off\n"
+    "  idle_rtt PORT COUNT GAP_US                            PING round trips after a sleep\n"
+    "  (worker ...: started by handoff)";
 
 int idle_rtt_mode(int argc, char** argv) {
     if (argc != 5) fail("usage: idle_rtt PORT COUNT GAP_US");
-    const auto port = static_cast<std::uint16_t>(std::atoi(argv[2]));
-    const long count = std::atol(argv[3]);
-    const long gap_us = std::atol(argv[4]);
-    RawClient client(port, "unused");
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[2], "port"));
+    const long count = parse_long(argv[3], "count");
+    const long gap_us = parse_long(argv[4], "gap");
+    if (count == 0) fail("idle_rtt: count must be positive");
+    RawClient client(port);
     const std::string ping = RawClient::encode({"PING"});
     std::vector<double> us;
     for (long i = 0; i < count; ++i) {
-        timespec gap{0, gap_us * 1000};
-        nanosleep(&gap, nullptr);
+        sleep_ns(std::int64_t{gap_us} * 1000);
         const std::int64_t start = now_ns();
         if (!client.round_trip(ping, "+PONG\r\n")) fail("idle_rtt: PING failed");
         us.push_back(static_cast<double>(now_ns() - start) / 1000.0);
@@ -495,12 +530,20 @@ int idle_rtt_mode(int argc, char** argv) {
     return 0;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
-    if (argc < 2) fail("usage: resplock_bench cycle|handoff|worker ...");
+    if (argc < 2) fail(kUsage);
     const std::string mode = argv[1];
+    if (mode == "script-sha" || mode == "script-text") {
+        if (argc != 2) fail(kUsage);
+        const std::string_view out = mode == "script-sha" ? owner_script.sha1 : owner_script.text;
+        std::printf("%.*s\n", static_cast<int>(out.size()), out.data());
+        return 0;
+    }
     if (mode == "cycle") return cycle_mode(argc, argv);
     if (mode == "handoff") return handoff_mode(argc, argv);
     if (mode == "idle_rtt") return idle_rtt_mode(argc, argv);
     if (mode == "worker") return worker_mode(argc, argv);
-    fail("unknown mode " + mode);
+    fail("unknown mode " + mode + "\n" + kUsage);
 }

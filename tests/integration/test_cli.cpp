@@ -780,21 +780,24 @@ TEST(run_lock_lost_when_server_goes_away) {
 }
 
 TEST(run_lock_lost_command_ignoring_sigterm_is_killed) {
+    // The key is gone, so no validity is left to grant a grace period: SIGKILL at once, as soon
+    // as the next renewal (ttl/3) finds out.
     const std::string dir = temp_dir();
-    const std::string marker = dir + "/ready";
+    const std::string pidfile = dir + "/pid";
     Proc p;
-    REQUIRE(
-        p.start(with_cli({"-u", url(), "--ttl", "600", "run", "cli:lost-stubborn", "--", "sh", "-c",
-                          "trap '' TERM; touch " + marker + "; while :; do sleep 0.05; done"})));
-    REQUIRE(wait_until([&] { return file_exists(marker); }, 2.0));
+    REQUIRE(p.start(
+        with_cli({"-u", url(), "--ttl", "600", "run", "cli:lost-stubborn", "--", "sh", "-c",
+                  "trap '' TERM; echo $$ > " + pidfile + "; while :; do sleep 0.05; done"})));
+    REQUIRE(wait_until([&] { return read_pid(pidfile) > 0; }, 2.0));
+    const pid_t child = read_pid(pidfile);
     server().cli({"DEL", "cli:lost-stubborn"});
     const auto lost_at = Clock::now();
     const Result r = p.wait(10);
     CHECK_EQ(r.code, 70);
     const double secs = seconds_since(lost_at);
-    CHECK(secs >= 1.9);
-    CHECK(secs < 0.2 + 2.0 + 0.8);
-    unlink(marker.c_str());
+    if (!CHECK(secs < 0.2 + 1.3)) std::printf("      stopped %.2f s after the loss\n", secs);
+    CHECK(!process_alive(child));
+    unlink(pidfile.c_str());
     rmdir(dir.c_str());
 }
 
@@ -810,7 +813,8 @@ TEST(run_forwards_sigterm) {
     kill(p.pid(), SIGTERM);
     const Result r = p.wait(5);
     CHECK_EQ(r.code, 7);
-    CHECK_EQ(r.err, std::string());
+    // Passed on to COMMAND's whole group: its `sleep` dies of it too (and the shell may say so).
+    CHECK(!contains(r.err, "resplock:"));
     CHECK(r.secs < 3.0);
     CHECK(!exists("cli:sigterm"));
     unlink(marker.c_str());

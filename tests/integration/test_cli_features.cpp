@@ -1,5 +1,6 @@
-// The resplock tool's lock variants against real redis-servers: --fence, --once-per, --wake, and
-// a quorum lock over several --url (five servers, some of them killed).
+// The resplock tool's lock variants against real redis-servers: --fence, --once-per, --wake, a
+// quorum lock over several --url (five servers, some of them killed), and `status` on a key that
+// a reentrant lock holds.
 #include <time.h>
 
 #include <cerrno>
@@ -10,8 +11,11 @@
 #include <vector>
 
 #include "check.hpp"
+#include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/reentrant_lock.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -241,4 +245,29 @@ TEST(quorum_survives_a_minority_down_and_refuses_a_majority_down) {
         CHECK_EQ(s[i]->cli({"EXISTS", "clif:qk3"}), "0");
     for (std::size_t i = 2; i < 5; ++i)
         REQUIRE(s[i]->restart());
+}
+
+TEST(status_shows_a_reentrant_hold_as_held) {
+    // A reentrant lock keeps a hash at its key, where the plain lock expects a string.
+    resplock_posix_t net;
+    resplock::ConnectionConfig config;
+    config.port = server().port();
+    char buf[512];
+    resplock::Connection conn(support::posix_port(net), config, buf, sizeof buf);
+    resplock::ReentrantLock lock(conn, "clif:reentrant", "owner-1");
+    REQUIRE(lock.acquire(20000) == resplock::Status::ok);
+    REQUIRE(lock.acquire(20000) == resplock::Status::ok);  // entered twice
+    const Result r = cli({"-u", server().url(), "status", "clif:reentrant"});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.err, std::string());
+    REQUIRE(r.out.rfind("held ", 0) == 0);
+    const long long ttl = std::atoll(r.out.c_str() + 5);
+    CHECK(ttl > 15000 && ttl <= 20000);
+    // And busy for a plain acquire, which leaves it alone.
+    CHECK_EQ(cli({"-u", server().url(), "acquire", "clif:reentrant"}).code, 75);
+    CHECK(lock.release() == resplock::Status::ok);
+    CHECK(lock.release() == resplock::Status::ok);
+    const Result gone = cli({"-u", server().url(), "status", "clif:reentrant"});
+    CHECK_EQ(gone.code, 1);
+    CHECK_EQ(gone.out, std::string("free\n"));
 }

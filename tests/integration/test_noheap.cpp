@@ -5,7 +5,7 @@
 // harness (std::string, fork) run disarmed.
 //
 // Host names are not covered: getaddrinfo allocates its result list inside the C library (see
-// resplock_posix.h), so every connection here uses the numeric address 127.0.0.1.
+// resplock/ports/posix.h), so every connection here uses the numeric address 127.0.0.1.
 #include <netdb.h>
 #include <sys/socket.h>
 

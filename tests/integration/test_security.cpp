@@ -657,11 +657,10 @@ TEST(run_command_gets_no_password_in_its_environment) {
             start = end + 1;
         }
         std::sort(ours.begin(), ours.end());
-        // Only what resplock documents, plus REDIS_URL when the caller itself exported it.
-        std::vector<std::string> expected = {"RESPLOCK_KEY", "RESPLOCK_TOKEN"};
-        if (via == Via::env) expected.insert(expected.begin(), "REDIS_URL");
+        // Only what resplock documents: a REDIS_URL that carries a password is not passed on.
+        const std::vector<std::string> expected = {"RESPLOCK_KEY", "RESPLOCK_TOKEN"};
         CHECK(ours == expected);
-        if (via != Via::env && !CHECK(!contains(r.out, kMark)))
+        if (!CHECK(!contains(r.out, kMark)))
             std::printf("      via %s: %s", via_name(via), r.out.c_str());
     }
     unlink(pwfile.c_str());
@@ -720,5 +719,145 @@ TEST(password_file_first_line_without_its_line_end) {
         if (c.code == 64) CHECK(contains(r.err, path));  // names the file, not its contents
         unlink(path.c_str());
     }
+    rmdir(dir.c_str());
+}
+
+TEST(redis_url_reaches_command_only_without_a_password) {
+    const std::string secure = "127.0.0.1:" + std::to_string(secure_server().port());
+    const std::string open = acl_server().url();
+    const std::string dir = temp_dir();
+    const std::string pwfile = write_file(dir, "pw", std::string(kPassword) + "\n");
+    struct Case {
+        const char* name;
+        std::vector<std::string> args;  // before "run"
+        std::string redis_url;
+        bool kept;
+    };
+    const std::vector<Case> cases = {
+        {"used, with a password",
+         {},
+         std::string("redis://:") + kPasswordEncoded + "@" + secure,
+         false},
+        {"used, user and password",
+         {},
+         std::string("redis://default:") + kPasswordEncoded + "@" + secure,
+         false},
+        {"a list, one with a password",
+         {},
+         open + ",redis://:" + kPasswordEncoded + "@" + secure,
+         false},
+        {"not used (--url given), with a password",
+         {"-u", open},
+         std::string("redis://:") + kPasswordEncoded + "@127.0.0.1:1",
+         false},
+        {"not used, a password without '@'", {"-u", open}, "redis://default:Zq7Secret9f", false},
+        {"used, password from the file", {"--password-file", pwfile}, "redis://" + secure, true},
+        {"used, no password", {}, open, true},
+        {"not used, no password", {"-u", open}, "redis://127.0.0.1:1/2", true},
+    };
+    for (const Case& c : cases) {
+        std::vector<std::string> args = c.args;
+        for (const char* a :
+             {"run", "sec:redis-url", "--", "sh", "-c", "echo \"[${REDIS_URL-unset}]\""}) {
+            args.push_back(a);
+        }
+        const Result r = cli(args, {{"REDIS_URL", c.redis_url}});
+        const bool ok = CHECK_EQ(r.code, 0) &&
+                        CHECK_EQ(trim(r.out), c.kept ? "[" + c.redis_url + "]" : "[unset]") &&
+                        CHECK(!contains(r.out + r.err, kMark));
+        if (!ok)
+            std::printf("      %s: stdout %s      stderr %s", c.name, r.out.c_str(), r.err.c_str());
+    }
+    unlink(pwfile.c_str());
+    rmdir(dir.c_str());
+}
+
+TEST(no_text_that_may_hold_a_password_is_echoed) {
+    // A password with nothing a URL must escape and no '@': typed as a URL without user-info,
+    // in the wrong place, or where a key, a command or a file name belongs.
+    const std::string pw = "Hunter2Pw";
+    const std::string bare = "redis://default:" + pw;
+    const std::string refused = "redis://127.0.0.1:" + std::to_string(support::free_port());
+    const std::string open = acl_server().url();
+    const std::string busy_key = "redis://default:" + pw + "@busy";
+    REQUIRE_EQ(cli({"-u", open, "--ttl", "30000", "acquire", busy_key}).code, 0);
+    struct Case {
+        std::vector<std::string> args;
+        Env env;
+        int code;
+    };
+    const std::vector<Case> cases = {
+        {{"-u", bare, "status", "k"}, {}, 64},
+        {{"-u", bare + "/x", "status", "k"}, {}, 64},
+        {{"-u", "redis://default:" + pw + "@127.0.0.1:notaport", "status", "k"}, {}, 64},
+        {{"-u", "redis://127.0.0.1:6379:" + pw, "status", "k"}, {}, 64},
+        {{"status", "k"}, {{"REDIS_URL", bare}}, 64},
+        {{"-u", open + "," + bare, "status", "k"}, {}, 64},
+        {{"status", "k"}, {{"REDIS_URL", open + "," + bare}}, 64},
+        {{"--ttl", bare, "status", "k"}, {}, 64},
+        {{"--wait=" + bare, "acquire", "k"}, {}, 64},
+        {{"--timeout", "redis://" + pw + "@", "status", "k"}, {}, 64},
+        {{"--" + bare, "status", "k"}, {}, 64},
+        {{"-x" + bare, "status", "k"}, {}, 64},
+        {{bare, "status", "k"}, {}, 64},
+        {{"-u", open, "status", "k", bare}, {}, 64},
+        {{"-u", open, "release", bare, std::string(41, 't')}, {}, 64},
+        {{"-u", refused, "--timeout", "200", "status", bare}, {}, 69},
+        {{"-u", refused, "--timeout", "200", "acquire", bare}, {}, 69},
+        {{"-u", refused, "--timeout", "200", "release", bare, "tok"}, {}, 69},
+        {{"-u", refused, "--timeout", "200", "run", bare, "--", "true"}, {}, 69},
+        {{"-u", open, "acquire", busy_key}, {}, 75},
+        {{"-u", open, "--wait", "100", "run", busy_key, "--", "true"}, {}, 75},
+        {{"-u", open, "release", busy_key, "ffff"}, {}, 1},
+        {{"-u", open, "run", "k", "--", bare}, {}, 127},
+        {{"-u", open, "--password-file", bare, "status", "k"}, {}, 64},
+        {{"-u", "rediss://127.0.0.1:1", "--cacert", bare, "status", "k"}, {}, 64},
+    };
+    for (const Case& c : cases) {
+        const Result r = cli(c.args, c.env);
+        const bool ok = CHECK_EQ(r.code, c.code) && CHECK(!contains(r.err, pw)) &&
+                        CHECK(!contains(r.out, pw)) && CHECK(!r.err.empty() || c.code == 0);
+        if (!ok) {
+            std::printf("      args:");
+            for (const std::string& a : c.args)
+                std::printf(" '%s'", a.c_str());
+            std::printf("\n      stdout: %s      stderr: %s", r.out.c_str(), r.err.c_str());
+        }
+    }
+
+    // The lock lost while such a KEY is held.
+    support::Process p;
+    REQUIRE(p.start(with_cli({"-u", open, "--ttl", "600", "run", bare, "--", "sleep", "10"})));
+    REQUIRE(wait_until([&] { return acl_server().cli({"EXISTS", bare}) == "1"; }, 3));
+    acl_server().cli({"DEL", bare});
+    const Result r = p.wait(10);
+    CHECK_EQ(r.code, 70);
+    CHECK(contains(r.err, "lock lost"));
+    if (!CHECK(!contains(r.err, pw))) std::printf("      stderr: %s", r.err.c_str());
+    acl_server().cli({"DEL", busy_key});
+}
+
+TEST(failed_fence_script_leaves_no_key_behind) {
+    // The fence script sets the key, then INCRs KEY:fence, which this user may not run: the
+    // acquisition fails (77) after the SET. The tool gives the key back instead of leaving it
+    // held, by nobody, for its whole TTL.
+    const std::string u = std::string("redis://") + kUser + ":" + kUserPassword +
+                          "@127.0.0.1:" + std::to_string(acl_server().port());
+    acl_server().cli({"DEL", "locks:fenced", "locks:fenced:fence"});
+    const std::string dir = temp_dir();
+    const std::string marker = dir + "/ran";
+    for (const std::vector<std::string>& op : std::vector<std::vector<std::string>>{
+             {"--ttl", "60000", "--fence", "acquire", "locks:fenced"},
+             {"--ttl", "60000", "--fence", "run", "locks:fenced", "--", "touch", marker}}) {
+        std::vector<std::string> args = {"-u", u};
+        args.insert(args.end(), op.begin(), op.end());
+        const Result r = cli(args);
+        const bool ok = CHECK_EQ(r.code, 77) && CHECK(one_error_line(r.err)) &&
+                        CHECK(contains(r.err, "released"));
+        if (!ok) std::printf("      %s: %s", op[3].c_str(), r.err.c_str());
+        CHECK_EQ(r.out, std::string());
+        CHECK_EQ(acl_server().cli({"EXISTS", "locks:fenced"}), std::string("0"));
+    }
+    CHECK(read_file(marker).empty() && access(marker.c_str(), F_OK) != 0);
     rmdir(dir.c_str());
 }

@@ -1,9 +1,9 @@
 // What the soak holders and the orchestrator agree on: the keys, the log, the TTL range, and the
-// clock. CLOCK_MONOTONIC is one clock for every process of a Linux host, so times written to the
-// log by different holders can be compared directly.
+// clock. CLOCK_BOOTTIME (the POSIX port's clock on Linux) is one clock for every process of a
+// Linux host, so times written to the logs by different processes can be compared directly.
 //
-// Log records (one Redis list element each, fields separated by single spaces; times in
-// microseconds of CLOCK_MONOTONIC):
+// The library holders' log (one Redis list element per record, fields separated by single
+// spaces; times in microseconds of CLOCK_BOOTTIME):
 //   S pid                     started; SIGTERM is handled from here on
 //   A pid key token start valid_until ttl_ms contended   acquired (contended: 1 if the first
 //                                                       attempt was busy and waiting got it)
@@ -30,9 +30,13 @@ inline constexpr const char* log_key = "soak:log";
 inline constexpr std::uint32_t min_ttl_ms = 200;
 inline constexpr std::uint32_t max_ttl_ms = 800;
 
-inline std::int64_t mono_us() {
+// The `resplock run` holders' keys (their log is a file: see soak_writer.cpp).
+inline constexpr const char* run_keys[] = {"soak:run:0", "soak:run:1", "soak:run:2"};
+inline constexpr int run_key_count = 3;
+
+inline std::int64_t boot_us() {
     timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_BOOTTIME, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 

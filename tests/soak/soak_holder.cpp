@@ -40,9 +40,9 @@ void sleep_ms(std::uint32_t ms) {
     nanosleep(&ts, nullptr);  // SIGTERM cuts it short, which is what we want
 }
 
-// The POSIX port's clock: CLOCK_MONOTONIC in whole milliseconds.
-std::int64_t mono_ms() {
-    return soak::mono_us() / 1000;
+// The POSIX port's clock: CLOCK_BOOTTIME in whole milliseconds.
+std::int64_t port_ms() {
+    return soak::boot_us() / 1000;
 }
 
 // When the lock stops being valid as the library reckons it, in microseconds: remaining_ms()
@@ -50,13 +50,13 @@ std::int64_t mono_ms() {
 // use a reading where both agree (then the end is exactly that millisecond + remaining).
 std::int64_t valid_until_us(const Lock& lock) {
     for (int attempt = 0; attempt < 100; ++attempt) {
-        const std::int64_t before = mono_ms();
+        const std::int64_t before = port_ms();
         const std::uint32_t left = lock.remaining_ms();
-        if (mono_ms() == before) return (before + left) * 1000;
+        if (port_ms() == before) return (before + left) * 1000;
     }
     // Never seen in practice; this gives an end no earlier than the true one.
     const std::uint32_t left = lock.remaining_ms();
-    return (mono_ms() + 1 + left) * 1000;
+    return (port_ms() + 1 + left) * 1000;
 }
 
 // One connection to the server on 127.0.0.1.
@@ -108,7 +108,7 @@ __attribute__((format(printf, 1, 2))) void log_record(const char* format, ...) {
 // holder acts on what it says (R before release), so a kill never leaves the log claiming less
 // than the holder relied on.
 void hold(Lock& lock, const char* key, std::uint32_t ttl_ms, bool contended) {
-    const std::int64_t start = soak::mono_us();
+    const std::int64_t start = soak::boot_us();
     std::int64_t valid_until = valid_until_us(lock);
     // A copy: a failed extend or the release forgets the lock's token.
     char tok[resplock::max_token_len];
@@ -127,7 +127,7 @@ void hold(Lock& lock, const char* key, std::uint32_t ttl_ms, bool contended) {
     const std::int64_t work_end = start + static_cast<std::int64_t>(work_ms) * 1000;
     for (;;) {
         // Time first: a positive remaining_ms() read after it proves the lock valid at `now`.
-        const std::int64_t now = soak::mono_us();
+        const std::int64_t now = soak::boot_us();
         const std::uint32_t left = lock.remaining_ms();
         if (left == 0) {
             log_record("L %ld %s %.*s lapsed", my_pid, key, len, tok);
@@ -165,7 +165,7 @@ int main(int argc, char** argv) {
     }
     const auto server_port = static_cast<std::uint16_t>(std::atoi(argv[1]));
     my_pid = static_cast<long>(getpid());
-    rng.seed(static_cast<std::uint32_t>(my_pid) ^ static_cast<std::uint32_t>(soak::mono_us()));
+    rng.seed(static_cast<std::uint32_t>(my_pid) ^ static_cast<std::uint32_t>(soak::boot_us()));
 
     struct sigaction sa {};
     sa.sa_handler = on_sigterm;  // no SA_RESTART: a sleeping holder wakes up to stop

@@ -2,11 +2,18 @@
 // server, and runs a command while holding one, renewing it until the command ends. Exit codes
 // follow sysexits(3) so that shell scripts can tell "busy" from "server down" (see usage()).
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <dirent.h>
+#include <sys/prctl.h>
+#include <sys/timerfd.h>
+#endif
 
 #include <pthread.h>
 
@@ -18,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string_view>
 
@@ -29,6 +37,7 @@
 #include "resplock/posix/renewer_thread.hpp"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
+#include "resplock/variants/reentrant_lock.hpp"
 #include "resplock/variants/renewer.hpp"
 #include "resplock/version.h"
 #ifdef RESPLOCK_CLI_TLS
@@ -58,8 +67,7 @@ constexpr std::uint32_t max_ms = resplock::max_ttl_ms;  // largest TTL, wait or 
 constexpr std::size_t max_host_len = 255;
 constexpr std::size_t max_user_len = 128;
 constexpr std::size_t max_password_len = 256;
-constexpr std::size_t server_text_max = 200;   // characters of a server error message shown
-constexpr std::uint32_t stop_grace_ms = 2000;  // SIGTERM to SIGKILL when the lock is lost
+constexpr std::size_t server_text_max = 200;  // characters of a server error message shown
 constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
 
 // The connection buffer: holds one request, then its reply (the acquisition options' requests
@@ -101,12 +109,23 @@ void usage(std::FILE* out) {
         "  status KEY               print \"held <remaining-ms>\" or \"free\"\n"
         "  run KEY -- COMMAND [ARG...]\n"
         "                           take the lock, run COMMAND while holding it (renewed every\n"
-        "                           ttl/3), release it when COMMAND ends and exit with COMMAND's\n"
-        "                           status (128+N if it died of signal N). COMMAND sees\n"
-        "                           RESPLOCK_KEY and RESPLOCK_TOKEN (and RESPLOCK_FENCE with\n"
-        "                           --fence) in its environment; it gets SIGTERM, then SIGKILL\n"
-        "                           2 s later, if the lock is lost.\n"
-        "                           SIGINT, SIGTERM and SIGHUP sent to resplock are passed on.\n"
+        "                           ttl/3), and exit with COMMAND's status (128+N if it died of\n"
+        "                           signal N). COMMAND runs in a process group of its own; the\n"
+        "                           lock is released only once COMMAND and every process it\n"
+        "                           started that stayed in that group (background jobs\n"
+        "                           included) have ended. A process that leaves the group\n"
+        "                           (setsid, setpgid, daemons) is neither waited for nor stopped.\n"
+        "                           COMMAND sees RESPLOCK_KEY and RESPLOCK_TOKEN (and\n"
+        "                           RESPLOCK_FENCE with --fence), and REDIS_URL only if no URL in\n"
+        "                           it carries a password.\n"
+        "                           SIGINT, SIGTERM and SIGHUP sent to resplock go to the group.\n"
+        "                           If the lock is lost, the group gets SIGTERM, then SIGKILL\n"
+        "                           after a grace of min(2 s, TTL/4), all before the lock's\n"
+        "                           validity ends (SIGKILL at once if the key is already gone or\n"
+        "                           taken). If resplock dies (even of SIGKILL) or is stopped\n"
+        "                           until the validity ends, the group is killed.\n"
+        "                           On a terminal, COMMAND gets the foreground; job control\n"
+        "                           (Ctrl-Z) is not supported.\n"
         "\n"
         "Options (before or after the command; --opt=value works too):\n"
         "  -u, --url URL            redis://[[user]:password@]host[:port][/db]\n"
@@ -159,7 +178,8 @@ void usage(std::FILE* out) {
         "   64  usage error (unknown option, missing or extra argument, bad number, bad key)\n"
         "   69  server unreachable, connection lost or timed out, or unable to serve\n"
         "       the lock now (loading, running a script, out of memory, read-only replica)\n"
-        "   70  run: the lock was lost while COMMAND ran; COMMAND was stopped\n"
+        "   70  run: the lock was lost while COMMAND ran; COMMAND's group was stopped\n"
+        "   74  acquire: the token could not be written to stdout (the lock is released)\n"
         "   75  the lock is busy: not acquired within --wait\n"
         "   76  protocol error or unexpected reply from the server\n"
         "   77  authentication or permission refused; TLS: the server's certificate\n"
@@ -254,31 +274,113 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix) {
     return true;
 }
 
-// Copies `url` to out with everything between the first ':' of its user-info and the '@' (the
-// password) replaced by "***", so that it can be shown in a message. Without a ':' the whole
-// user-info is hidden, in case it was meant as a password.
-void mask_url(const char* url, char* out, std::size_t cap) {
-    const std::string_view u(url);
-    std::size_t start = u.find("://");
-    start = start == std::string_view::npos ? 0 : start + 3;
-    const std::size_t at = u.rfind('@');
-    if (at == std::string_view::npos || at < start) {
-        (void)std::snprintf(out, cap, "%.300s", url);
-        return;
-    }
-    const std::size_t colon = u.substr(start, at - start).find(':');
-    const std::size_t keep = colon == std::string_view::npos ? start : start + colon + 1;
-    (void)std::snprintf(out, cap, "%.*s***%.200s", static_cast<int>(keep < 100 ? keep : 100), url,
-                        url + at);
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
 }
 
-// `text` as a usage error may show it: a URL typed in the wrong place keeps its password hidden.
+bool is_alnum(char c) {
+    return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+// A clean host part: host or [v6 address], then optionally :digits, then optionally /digits.
+// Nothing else, so that no password can hide in it.
+bool is_clean_host(std::string_view s) {
+    std::size_t i = 0;
+    if (!s.empty() && s[0] == '[') {
+        const std::size_t close = s.find(']');
+        if (close == std::string_view::npos) return false;
+        for (i = 1; i < close; ++i) {
+            if (!is_alnum(s[i]) && s[i] != ':' && s[i] != '.') return false;
+        }
+        i = close + 1;
+    } else {
+        while (i < s.size() && (is_alnum(s[i]) || s[i] == '.' || s[i] == '-' || s[i] == '_'))
+            ++i;
+    }
+    if (i < s.size() && s[i] == ':') {
+        const std::size_t digits = ++i;
+        while (i < s.size() && is_digit(s[i]))
+            ++i;
+        if (i == digits) return false;
+    }
+    if (i < s.size() && s[i] == '/') {
+        ++i;
+        while (i < s.size() && is_digit(s[i]))
+            ++i;
+    }
+    return i == s.size();
+}
+
+// Copies user text (an option, a URL, a key, a file name...) to out for a message. Text with
+// "://" in it may be a URL that carries a password, or a password typed where a URL belongs, so
+// it is shown as scheme://host only: the user name and the host stay when they are plainly
+// that, and everything else, password included, becomes "***". Text before the scheme stays
+// only when it is an option name ("--url=").
+void mask_url(std::string_view text, char* out, std::size_t cap) {
+    const std::size_t sep = text.find("://");
+    if (sep == std::string_view::npos) {
+        (void)std::snprintf(out, cap, "%.*s",
+                            static_cast<int>(std::min<std::size_t>(text.size(), 300)), text.data());
+        return;
+    }
+    std::size_t begin = sep;
+    while (begin > 0 && (is_alnum(text[begin - 1]) || text[begin - 1] == '+' ||
+                         text[begin - 1] == '-' || text[begin - 1] == '.')) {
+        --begin;
+    }
+    const std::string_view prefix = text.substr(0, begin);
+    std::string_view scheme = text.substr(begin, sep - begin);
+    if (scheme.size() > 16) scheme = "***";
+    // "-u", "--url=": dashes, then letters, digits or dashes, then maybe '='.
+    std::size_t p = 0;
+    while (p < prefix.size() && p < 2 && prefix[p] == '-')
+        ++p;
+    const bool option = p > 0;
+    while (p < prefix.size() && (is_alnum(prefix[p]) || prefix[p] == '-'))
+        ++p;
+    if (p < prefix.size() && prefix[p] == '=') ++p;
+    const std::string_view shown_prefix =
+        prefix.empty() || (option && p == prefix.size()) ? prefix : std::string_view("***");
+
+    const std::string_view rest = text.substr(sep + 3);
+    const std::size_t at = rest.rfind('@');
+    std::string_view user;
+    std::string_view info_mark;  // what replaces the user-info
+    std::string_view host = rest;
+    if (at != std::string_view::npos) {
+        const std::string_view info = rest.substr(0, at);
+        host = rest.substr(at + 1);
+        const std::size_t colon = info.find(':');
+        if (colon != std::string_view::npos) {
+            user = info.substr(0, colon);
+            const bool plain = std::all_of(user.begin(), user.end(), [](char c) {
+                return is_alnum(c) || c == '.' || c == '_' || c == '-' || c == '~' || c == '%';
+            });
+            if (!plain) user = "***";
+            info_mark = ":***@";
+        } else {
+            info_mark = "***@";
+        }
+    }
+    if (!is_clean_host(host)) host = "***";
+    (void)std::snprintf(out, cap, "%.*s%.*s://%.*s%.*s%.*s", static_cast<int>(shown_prefix.size()),
+                        shown_prefix.data(), static_cast<int>(scheme.size()), scheme.data(),
+                        static_cast<int>(user.size()), user.data(),
+                        static_cast<int>(info_mark.size()), info_mark.data(),
+                        static_cast<int>(std::min<std::size_t>(host.size(), 270)), host.data());
+}
+
+// User text as a message may show it (see mask_url): a URL typed in the wrong place keeps its
+// password hidden. Shown cuts it to 40 characters, for text echoed back from a usage error.
+struct Masked {
+    char text[400]{};
+    explicit Masked(std::string_view t) { mask_url(t, text, sizeof text); }
+};
 struct Shown {
     char text[64]{};
-    explicit Shown(const char* t) {
-        char masked[400];
-        mask_url(t, masked, sizeof masked);
-        (void)std::snprintf(text, sizeof text, "%.40s", masked);
+    explicit Shown(std::string_view t) {
+        const Masked masked(t);
+        (void)std::snprintf(text, sizeof text, "%.40s", masked.text);
     }
 };
 
@@ -354,7 +456,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
     }
     const bool bad_char = std::any_of(host.begin(), host.end(), [&ep](char c) {
         return static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == '@' ||
-               (!ep.ipv6 && c == ':');
+               c == '/' || (!ep.ipv6 && c == ':');
     });
     if (bad_char) {
         *why = "bad character in the host name";
@@ -392,7 +494,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
 bool read_password_file(const char* path, Endpoint& ep) {
     std::FILE* f = std::fopen(path, "r");
     if (f == nullptr) {
-        report("cannot read password file %s: %s", path, std::strerror(errno));
+        report("cannot read password file %s: %s", Masked(path).text, std::strerror(errno));
         return false;
     }
     char line[max_password_len + 3];
@@ -400,7 +502,7 @@ bool read_password_file(const char* path, Endpoint& ep) {
     const bool failed = std::ferror(f) != 0;
     (void)std::fclose(f);
     if (failed) {
-        report("cannot read password file %s: read error", path);
+        report("cannot read password file %s: read error", Masked(path).text);
         return false;
     }
     std::size_t n = got ? std::strlen(line) : 0;
@@ -408,11 +510,11 @@ bool read_password_file(const char* path, Endpoint& ep) {
     if (whole_line) --n;
     if (n > 0 && line[n - 1] == '\r') --n;
     if (n == 0) {
-        report("password file %s is empty", path);
+        report("password file %s is empty", Masked(path).text);
         return false;
     }
     if (n > max_password_len || (!whole_line && n == sizeof line - 1)) {
-        report("password in %s is longer than %zu bytes", path, max_password_len);
+        report("password in %s is longer than %zu bytes", Masked(path).text, max_password_len);
         return false;
     }
     std::memcpy(ep.password, line, n);
@@ -446,6 +548,7 @@ struct Options {
     const char* operands[3] = {};  // KEY [TOKEN]: positionals after the command
     int operand_count = 0;
     char** run_argv = nullptr;  // run: COMMAND [ARGS...]
+    Masked key_shown{""};       // KEY as messages show it
 };
 
 Command command_from(const char* name) {
@@ -458,20 +561,22 @@ Command command_from(const char* name) {
     return Command::none;
 }
 
+// Where the first URL of a list ends: at the first comma followed by redis:// or rediss:// (a
+// comma elsewhere, as in a password, is kept), else at the end.
+std::size_t url_list_cut(std::string_view list) {
+    for (std::size_t i = list.find(','); i != std::string_view::npos; i = list.find(',', i + 1)) {
+        const std::string_view next = list.substr(i + 1);
+        if (starts_with_nocase(next, "redis://") || starts_with_nocase(next, "rediss://")) return i;
+    }
+    return list.size();
+}
+
 // Adds the URLs of one --url value (or of REDIS_URL): one URL, or several separated by commas,
-// each starting with redis:// or rediss:// (a comma elsewhere, as in a password, is kept).
+// each starting with redis:// or rediss://.
 bool add_urls(Options& o, const char* value) {
     std::string_view rest(value);
     for (;;) {
-        std::size_t cut = rest.size();
-        for (std::size_t i = rest.find(','); i != std::string_view::npos;
-             i = rest.find(',', i + 1)) {
-            const std::string_view next = rest.substr(i + 1);
-            if (starts_with_nocase(next, "redis://") || starts_with_nocase(next, "rediss://")) {
-                cut = i;
-                break;
-            }
-        }
+        const std::size_t cut = url_list_cut(rest);
         if (o.url_count == RESPLOCK_MAX_SERVERS) {
             report("too many servers: at most %d URLs (a quorum lock over up to %d servers)",
                    RESPLOCK_MAX_SERVERS, RESPLOCK_MAX_SERVERS);
@@ -551,7 +656,9 @@ bool add_operand(Options& o, int argc, char** argv, int& i) {
         return true;
     }
     if (o.command == Command::run && o.operand_count == 1) {
-        o.run_argv = argv + i;
+        // COMMAND starts after KEY, past a "--" right after KEY: that one is always the separator.
+        if (std::strcmp(arg, "--") == 0) ++i;
+        if (i < argc) o.run_argv = argv + i;
         i = argc;
         return true;
     }
@@ -569,7 +676,12 @@ int parse_args(int argc, char** argv, Options& o) {
     for (; i < argc; ++i) {
         const char* arg = argv[i];
         if (std::strcmp(arg, "--") == 0) {
-            // The rest are operands; for run, COMMAND starts after KEY.
+            if (o.command == Command::run && o.operand_count == 1) {
+                // The separator right after KEY: COMMAND is what follows, even another "--".
+                if (i + 1 < argc) o.run_argv = argv + i + 1;
+                break;
+            }
+            // The rest are operands; for run, COMMAND starts after KEY (and its separator).
             for (++i; i < argc; ++i) {
                 if (!add_operand(o, argc, argv, i)) return exit_usage;
             }
@@ -623,7 +735,7 @@ int parse_args(int argc, char** argv, Options& o) {
         }
         if (value == nullptr) {
             if (i + 1 >= argc) {
-                report("option %.40s needs a value", arg);
+                report("option %s needs a value", Shown(arg).text);
                 return exit_usage;
             }
             value = argv[++i];
@@ -660,11 +772,12 @@ int parse_args(int argc, char** argv, Options& o) {
                RESPLOCK_MAX_KEY_LEN);
         return exit_usage;
     }
+    o.key_shown = Masked(o.operands[0]);
     if (needs_token) {
         const std::size_t token_len = std::strlen(o.operands[1]);
         if (token_len == 0 || token_len > resplock::max_token_len) {
             report("%s %s: TOKEN must be 1..%zu characters (as printed by 'resplock acquire')",
-                   o.command_name, o.operands[0], resplock::max_token_len);
+                   o.command_name, o.key_shown.text, resplock::max_token_len);
             return exit_usage;
         }
     }
@@ -759,7 +872,7 @@ bool describe_tls(Status s, const Target& t, char* out, std::size_t cap) {
     const bool hint =
         !t.client_cert && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_handshake;
     (void)std::snprintf(
-        out, cap, "%s (TLS with %s)%s", text, t.where,
+        out, cap, "%s (TLS with %s)%s", Masked(text).text, t.where,
         hint ? "; if the server requires a client certificate, give --cert and --key" : "");
     return true;
 #else
@@ -789,12 +902,14 @@ bool is_error_reply(Status s) {
     }
 }
 
-// The text of the error reply the connection received last, cut to server_text_max.
+// The text of the error reply the connection received last, cut to server_text_max (and masked,
+// should it echo a URL).
 void server_text(const resplock::Connection& conn, char* out, std::size_t cap) {
     const std::string_view text = conn.error_text();
     const bool cut = text.size() > server_text_max;
-    (void)std::snprintf(out, cap, "%.*s%s", static_cast<int>(cut ? server_text_max : text.size()),
-                        text.data(), cut ? "..." : "");
+    const Masked shown(text.substr(0, cut ? server_text_max : text.size()));
+    (void)std::snprintf(out, cap, "%.*s%s", static_cast<int>(server_text_max), shown.text,
+                        cut ? "..." : "");
 }
 
 // Why a call failed, in words, for "resplock: <what>: <why>".
@@ -864,32 +979,9 @@ int fail(Status s, const char* command, const char* key, const Target& t) {
     return exit_for(s, t);
 }
 
-// Acquisition failures of acquire and run, with what busy and unknown_outcome mean there.
-int fail_acquire(Status s, const Options& o, const Target& t) {
-    const char* key = o.operands[0];
-    if (s == Status::busy) {
-        if (o.wait_ms == 0) {
-            report("%s %s: lock is busy (held by someone else)", o.command_name, key);
-        } else {
-            report("%s %s: lock is busy (held by someone else; gave up after waiting %u ms)",
-                   o.command_name, key, o.wait_ms);
-        }
-        return exit_busy;
-    }
-    if (s == Status::unknown_outcome || s == Status::protocol_error || s == Status::too_large) {
-        // The SET went out and no clean answer came back.
-        char why[512];
-        describe(s, t, why, sizeof why);
-        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
-               o.command_name, key, why, o.ttl_ms);
-        return exit_for(s, t);
-    }
-    return fail(s, o.command_name, key, t);
-}
-
 // release/extend: not_owner and expired are answers, not faults.
 int fail_owner(Status s, const Options& o, const Target& t) {
-    const char* key = o.operands[0];
+    const char* key = o.key_shown.text;
     if (s == Status::not_owner) {
         report("%s %s: token does not own the lock (another holder has it)", o.command_name, key);
         return exit_not_owner;
@@ -946,13 +1038,72 @@ void close_in_child(resplock::QuorumLock& lock) {
     lock.close();
 }
 
+// After a failed acquisition the lock keeps its token when the request may have set the key (its
+// reply was lost or malformed, or the acquisition script failed after its SET, e.g. an ACL
+// without +incr under --fence). The tool never hands that token to anyone, so it gives back what
+// it may have taken (owner-checked: it never deletes another holder's key) rather than leave it
+// for the whole TTL. Writes what became of it to out ("" when there was nothing to give back).
+template <class L>
+void undo_acquire(L& lock, const Options& o, char* out, std::size_t cap) {
+    out[0] = '\0';
+    if (lock.token().empty()) return;
+    const Status r = give_back(lock, o);
+    if (r == Status::ok) {
+        (void)std::snprintf(out, cap, "the lock it had taken was released");
+    } else if (r == Status::not_owner || r == Status::expired) {
+        (void)std::snprintf(out, cap, "the key does not carry its token: nothing to release");
+    } else {
+        (void)std::snprintf(out, cap,
+                            "the lock may have been taken and could not be released: it expires "
+                            "by its TTL (%u ms)",
+                            o.ttl_ms);
+    }
+}
+
+// Acquisition failures of acquire and run, with what busy and unknown_outcome mean there.
+template <class L>
+int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
+    const char* key = o.key_shown.text;
+    // Read the server's error text before the release sends anything.
+    const int code = s == Status::busy ? exit_busy : exit_for(s, t);
+    char why[512];
+    describe(s, t, why, sizeof why);
+    char undone[160];
+    undo_acquire(lock, o, undone, sizeof undone);
+    const char* sep = undone[0] != '\0' ? "; " : "";
+    if (s == Status::busy) {
+        if (o.command == Command::run && o.once_per_ms != 0) {
+            report(
+                "run %s: not run: the lock is held, or was taken less than %u ms ago "
+                "(--once-per)%s%s",
+                key, o.once_per_ms, sep, undone);
+        } else if (o.wait_ms == 0) {
+            report("%s %s: lock is busy (held by someone else)%s%s", o.command_name, key, sep,
+                   undone);
+        } else {
+            report("%s %s: lock is busy (held by someone else; gave up after waiting %u ms)%s%s",
+                   o.command_name, key, o.wait_ms, sep, undone);
+        }
+        return code;
+    }
+    if (undone[0] == '\0' &&
+        (s == Status::unknown_outcome || s == Status::protocol_error || s == Status::too_large)) {
+        // The SET went out, no clean answer came back, and no token is left to release with.
+        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
+               o.command_name, key, why, o.ttl_ms);
+        return code;
+    }
+    report("%s %s: %s%s%s", o.command_name, key, why, sep, undone);
+    return code;
+}
+
 template <class L>
 int cmd_acquire(L& lock, const Options& o, const Target& t) {
     // A closed stdout must give an error we can act on (release), not a silent SIGPIPE death.
     (void)signal(SIGPIPE, SIG_IGN);
     std::uint64_t fence = 0;
     const Status s = take(lock, o, fence);
-    if (s != Status::ok) return fail_acquire(s, o, t);
+    if (s != Status::ok) return fail_acquire(lock, s, o, t);
     const std::string_view token = lock.token();
     if (o.fence) {
         std::printf("%.*s %llu\n", static_cast<int>(token.size()), token.data(),
@@ -963,7 +1114,7 @@ int cmd_acquire(L& lock, const Options& o, const Target& t) {
     if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
         const int err = errno;
         const Status r = give_back(lock, o);
-        report("acquire %s: cannot write the token to stdout: %s; %s", o.operands[0],
+        report("acquire %s: cannot write the token to stdout: %s; %s", o.key_shown.text,
                std::strerror(err),
                r == Status::ok ? "lock released" : "the lock expires by its TTL");
         return exit_io;
@@ -997,8 +1148,17 @@ int print_status(const resplock::LockInfo& info) {
 
 int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
     resplock::LockInfo info;
-    const Status s = lock.query(info);
-    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+    Status s = lock.query(info);
+    if (s == Status::wrong_type) {
+        // Not a string: a reentrant lock's hash (or some other value) holds the key. The
+        // reentrant lock's query reads any type and gives its PTTL.
+        resplock::ReentrantLock reentrant(lock.connection(), lock.key());
+        resplock::ReentrantInfo held;
+        s = reentrant.query(held);
+        info.state = held.state;
+        info.ttl_ms = held.ttl_ms;
+    }
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
     return print_status(info);
 }
 
@@ -1007,13 +1167,52 @@ int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
 int cmd_status(resplock::QuorumLock& lock, const Options& o, const Target& t) {
     resplock::LockInfo info;
     const Status s = lock.query(info);
-    if (s != Status::ok) return fail(s, o.command_name, o.operands[0], t);
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
     return print_status(info);
 }
 
-std::uint64_t now_ms() {
+// ---------------------------------------------------------------------------------------------
+// run: COMMAND in a process group of its own, watched over by a guardian process
+//
+// COMMAND leads a new process group, and the lock stays held (and renewed) until every process of
+// that group has ended, not only COMMAND: a script's subprocesses and background jobs stay in its
+// group unless they leave it (setsid, setpgid, daemons). Signals sent to resplock are passed on
+// to the group, and so is the stop when the lock is lost: SIGTERM, a grace period, SIGKILL, all
+// before the lock's validity ends.
+//
+// A guardian process, outside the group, kills the group when resplock cannot. It reads a pipe
+// that only resplock writes: after every renewal, when the lock's validity ends. It SIGKILLs the
+// group at end of file (resplock died, even of SIGKILL), and when that end comes without a newer
+// one (resplock stopped or stalled past the lock's validity).
+
+constexpr std::uint32_t max_grace_ms = 2000;          // SIGTERM to SIGKILL, at most
+constexpr std::uint32_t max_kill_allowance_ms = 100;  // for SIGKILL to take effect, at most
+// How often the main loop looks at the lock and the group, should no signal wake it (a process of
+// the group that is not resplock's child ends; an emulator that loses a thread-directed signal).
+// It is the reaction time to a loss then, so it stays well below the kill allowance.
+constexpr std::uint32_t group_poll_ms = 50;
+constexpr std::uint32_t kill_wait_ms = 10000;     // for the group to vanish after SIGKILL
+constexpr std::uint32_t guardian_exit_ms = 1000;  // for the guardian to exit once told
+constexpr int guardian_killed = 3;                // the guardian's exit status: it killed the group
+
+// The stop when the lock is lost: SIGTERM, then SIGKILL after min(2 s, ttl/4), then
+// min(100 ms, ttl/10) for SIGKILL to take effect, all before the validity ends.
+std::uint32_t grace_ms(std::uint32_t ttl_ms) {
+    return std::min(max_grace_ms, ttl_ms / 4);
+}
+std::uint32_t kill_allowance_ms(std::uint32_t ttl_ms) {
+    return std::min(max_kill_allowance_ms, ttl_ms / 10);
+}
+
+// Milliseconds on the clock the POSIX port measures validity on: CLOCK_BOOTTIME on Linux, which
+// counts through a suspend.
+std::uint64_t clock_ms() {
     timespec ts{};
+#ifdef CLOCK_BOOTTIME
+    (void)clock_gettime(CLOCK_BOOTTIME, &ts);
+#else
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
     return static_cast<std::uint64_t>(ts.tv_sec) * 1000U +
            static_cast<std::uint64_t>(ts.tv_nsec) / 1000000U;
 }
@@ -1027,36 +1226,63 @@ int wait_signal(const sigset_t& set, std::uint64_t ms, siginfo_t& info) {
     return sig > 0 ? sig : 0;  // EAGAIN (time up) or EINTR: the caller checks the clock
 }
 
-// Reaps the child if it has ended; *status gets its wait status.
-bool reaped(pid_t child, int& status) {
-    for (;;) {
-        const pid_t r = waitpid(child, &status, WNOHANG);
-        if (r == child) return true;
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) {
-            status = 0;  // ECHILD: nothing left to wait for
-            return true;
+// Whether /proc shows a process of group pgid that is not a zombie. For when resplock cannot be
+// the subreaper (an emulator may refuse it): then a zombie of the group waits for whoever reaps
+// orphans, maybe nobody (PID 1 of a container), and must not count. True when it cannot tell.
+bool group_has_live_process(pid_t pgid) {
+#ifdef __linux__
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) return true;
+    bool live = false;
+    bool seen = false;
+    while (!live) {
+        // readdir_r is deprecated; this stream is used by this thread only.
+        // cppcheck-suppress readdirCalled
+        const dirent* entry = readdir(proc);
+        if (entry == nullptr) break;
+        const std::string_view name(entry->d_name);
+        if (name.empty() || !std::all_of(name.begin(), name.end(), is_digit)) continue;
+        char path[64];
+        (void)std::snprintf(path, sizeof path, "/proc/%.20s/stat", entry->d_name);
+        const int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char stat[512];
+        const ssize_t n = read(fd, stat, sizeof stat - 1);
+        (void)close(fd);
+        if (n <= 0) continue;
+        stat[n] = '\0';
+        // "pid (comm) state ppid pgrp ...": comm may hold anything, so read after its last ')'.
+        const char* end = std::strrchr(stat, ')');
+        if (end == nullptr) continue;
+        const std::string_view fields(end + 1);  // " S 123 456 ..."
+        const std::size_t ppid_at = fields.find(' ', 1);
+        const std::size_t pgrp_at = ppid_at == std::string_view::npos
+                                        ? std::string_view::npos
+                                        : fields.find(' ', ppid_at + 1);
+        if (fields.size() < 3 || pgrp_at == std::string_view::npos) continue;
+        const std::string_view pgrp =
+            fields.substr(pgrp_at + 1, fields.find(' ', pgrp_at + 1) - pgrp_at - 1);
+        std::uint32_t group = 0;
+        if (!parse_number(pgrp, 1, max_ms, group) || group != static_cast<std::uint32_t>(pgid)) {
+            continue;
         }
-        return false;
+        seen = true;
+        live = fields[1] != 'Z' && fields[1] != 'X';
     }
+    (void)closedir(proc);
+    // None seen though kill() found some: hidden from us (hidepid), so assume they live.
+    return live || !seen;
+#else
+    (void)pgid;
+    return true;
+#endif
 }
 
-// The lock was lost: SIGTERM the child, SIGKILL it after the grace period, reap it.
-void stop_child(pid_t child, const sigset_t& set) {
-    int status = 0;
-    if (reaped(child, status)) return;
-    (void)kill(child, SIGTERM);
-    const std::uint64_t until = now_ms() + stop_grace_ms;
-    for (;;) {
-        if (reaped(child, status)) return;
-        const std::uint64_t now = now_ms();
-        if (now >= until) break;
-        siginfo_t info;
-        (void)wait_signal(set, until - now, info);
-    }
-    (void)kill(child, SIGKILL);
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+// Whether any process of the group is left. A zombie counts until it is reaped, which resplock
+// does itself as the subreaper; without that, a group of zombies only is gone.
+bool group_alive(pid_t pgid, bool subreaper) {
+    if (kill(-pgid, 0) != 0 && errno != EPERM) return false;
+    return subreaper || group_has_live_process(pgid);
 }
 
 int child_exit_code(int status) {
@@ -1065,11 +1291,300 @@ int child_exit_code(int status) {
     return exit_protocol;  // not reached: stopped children are not reported without WUNTRACED
 }
 
-// In the forked child: export the lock, restore the caller's signal state and exec COMMAND.
+// What resplock tells the guardian, in one write() of this size (atomic on a pipe, so the main
+// thread and the renewal thread may both write): the clock_ms() at which to kill the group unless
+// told a later one, or quit.
+constexpr std::size_t guardian_message_size = 9;
+constexpr unsigned char guardian_deadline = 'D';
+constexpr unsigned char guardian_quit = 'Q';
+
+void encode(unsigned char kind, std::uint64_t value, unsigned char (&out)[guardian_message_size]) {
+    out[0] = kind;
+    for (std::size_t i = 0; i < 8; ++i)
+        out[1 + i] = static_cast<unsigned char>(value >> (8 * i));
+}
+
+std::uint64_t decode(const unsigned char (&in)[guardian_message_size]) {
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+        value |= static_cast<std::uint64_t>(in[1 + i]) << (8 * i);
+    return value;
+}
+
+// The guardian process: waits for messages on `in` until told to quit, or kills COMMAND's group.
+[[noreturn]] void guardian_main(int in, pid_t pgid, std::uint64_t deadline_ms) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU}) {
+        (void)sigaction(sig, &ignore, nullptr);
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    (void)sigprocmask(SIG_SETMASK, &none, nullptr);
+    int timer = -1;
+#ifdef __linux__
+    // A timer on the same clock, so that it fires on time after a suspend too.
+    timer = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+#endif
+    unsigned char message[guardian_message_size];
+    std::size_t have = 0;
+    for (;;) {
+        const std::uint64_t now = clock_ms();
+        if (now >= deadline_ms) _exit(kill(-pgid, SIGKILL) == 0 ? guardian_killed : 0);
+        // Without a timer, poll wakes up often enough to notice a suspend soon after it.
+        int wait_ms = static_cast<int>(std::min<std::uint64_t>(deadline_ms - now, 100));
+#ifdef __linux__
+        itimerspec at{};
+        at.it_value.tv_sec = static_cast<time_t>(deadline_ms / 1000U);
+        at.it_value.tv_nsec = static_cast<long>((deadline_ms % 1000U) * 1000000U);
+        if (timer >= 0 && timerfd_settime(timer, TFD_TIMER_ABSTIME, &at, nullptr) == 0) {
+            wait_ms = -1;
+        }
+#endif
+        pollfd fds[2] = {{in, POLLIN, 0}, {timer, POLLIN, 0}};
+        if (poll(fds, timer >= 0 ? 2 : 1, wait_ms) <= 0) continue;           // time up or EINTR
+        if ((fds[0].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;  // the timer
+        const ssize_t n = read(in, message + have, sizeof message - have);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) {
+            // resplock is gone without a word: nobody is left to keep the lock.
+            (void)kill(-pgid, SIGKILL);
+            _exit(guardian_killed);
+        }
+        have += static_cast<std::size_t>(n);
+        if (have < sizeof message) continue;
+        have = 0;
+        if (message[0] == guardian_quit) _exit(0);
+        if (message[0] == guardian_deadline) deadline_ms = decode(message);
+    }
+}
+
+// resplock's side of the guardian.
+class Guardian {
+  public:
+    // `early_ms`: how long before the end of the lock's validity the guardian kills the group.
+    explicit Guardian(std::uint32_t early_ms) : early_ms_(early_ms) {}
+    Guardian(const Guardian&) = delete;
+    Guardian& operator=(const Guardian&) = delete;
+    ~Guardian() { (void)finish(); }
+
+    // Forks the guardian of group `pgid`, the lock being valid for left_ms more. In the guardian,
+    // closes the lock's sockets and `also_close`. Returns false (errno set) if it cannot.
+    template <class L>
+    bool start(L& lock, pid_t pgid, std::uint32_t left_ms, int also_close) {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) return false;
+        const std::uint64_t deadline = deadline_for(left_ms);
+        (void)std::fflush(stdout);
+        (void)std::fflush(stderr);
+        pid_ = fork();
+        if (pid_ == 0) {
+            // A process group of its own too: a SIGKILL to resplock's group (a shell's kill -9 %1)
+            // leaves the guardian to do its job.
+            (void)setpgid(0, 0);
+            close_in_child(lock);
+            (void)close(also_close);
+            (void)close(fds[1]);
+            // The guardian writes nothing, and must not keep a caller's pipe (stdout of $(...))
+            // open: its standard streams go to /dev/null, its pipe above them.
+            const int in = fcntl(fds[0], F_DUPFD_CLOEXEC, 3);
+            const int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+            for (int fd = 0; fd <= 2; ++fd) {
+                if (null_fd < 0 || dup2(null_fd, fd) < 0) (void)close(fd);
+            }
+            guardian_main(in >= 0 ? in : fds[0], pgid, deadline);
+        }
+        const int err = errno;
+        (void)close(fds[0]);
+        if (pid_ < 0) {
+            (void)close(fds[1]);
+            errno = err;
+            return false;
+        }
+        fd_ = fds[1];
+        return true;
+    }
+
+    pid_t pid() const { return pid_; }
+
+    // A renewal left the lock valid for left_ms more. Safe from any thread while started.
+    void renewed(std::uint32_t left_ms) const { send(guardian_deadline, deadline_for(left_ms)); }
+
+    // The guardian was reaped with this wait status.
+    void reaped(int status) {
+        reaped_ = true;
+        status_ = status;
+    }
+
+    // Tells the guardian to exit, waits for it (killing it if it does not exit in time) and
+    // reaps it. Returns whether it had killed the group.
+    bool finish() {
+        if (fd_ >= 0) {
+            send(guardian_quit, 0);
+            (void)close(fd_);
+            fd_ = -1;
+        }
+        if (pid_ > 0 && !reaped_) {
+            const std::uint64_t until = clock_ms() + guardian_exit_ms;
+            int status = 0;
+            for (;;) {
+                const pid_t r = waitpid(pid_, &status, WNOHANG);
+                if (r == pid_) break;
+                if (r < 0 && errno != EINTR) break;
+                if (clock_ms() >= until) {
+                    (void)kill(pid_, SIGKILL);
+                    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+                    }
+                    break;
+                }
+                const timespec pause{0, 1000000};
+                (void)nanosleep(&pause, nullptr);
+            }
+            reaped(status);
+        }
+        return killed();
+    }
+    // Whether the guardian was reaped after killing the group.
+    bool killed() const {
+        return reaped_ && WIFEXITED(status_) && WEXITSTATUS(status_) == guardian_killed;
+    }
+
+  private:
+    std::uint64_t deadline_for(std::uint32_t left_ms) const {
+        const std::uint64_t now = clock_ms();
+        return left_ms > early_ms_ ? now + left_ms - early_ms_ : now;
+    }
+    void send(unsigned char kind, std::uint64_t value) const {
+        if (fd_ < 0) return;
+        unsigned char message[guardian_message_size];
+        encode(kind, value, message);
+        // A guardian that is gone (EPIPE; SIGPIPE is ignored) has nothing left to do.
+        while (write(fd_, message, sizeof message) < 0 && errno == EINTR) {
+        }
+    }
+
+    std::uint32_t early_ms_;
+    pid_t pid_ = -1;
+    int fd_ = -1;  // the pipe's write end: only resplock holds it (O_CLOEXEC)
+    bool reaped_ = false;
+    int status_ = 0;
+};
+
+// The lock as the renewal driver sees it: after each successful renewal, the guardian learns the
+// new end of the validity (from the renewal thread).
 template <class L>
-[[noreturn]] void exec_child(L& lock, const Options& o, std::uint64_t fence,
-                             const sigset_t& old_mask, const struct sigaction& old_chld) {
+class Renewed {
+  public:
+    Renewed(L& lock, const Guardian& guardian) : lock_(lock), guardian_(guardian) {}
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) {
+        const Status s = lock_.extend(ttl_ms, wait_ms);
+        if (s == Status::ok) guardian_.renewed(lock_.remaining_ms());
+        return s;
+    }
+    std::uint32_t remaining_ms() const { return lock_.remaining_ms(); }
+    std::string_view token() const { return lock_.token(); }
+
+  private:
+    L& lock_;
+    const Guardian& guardian_;
+};
+
+// COMMAND's process group: its leader (COMMAND itself, whose pid is the group's id) and how it
+// ended.
+struct Group {
+    pid_t leader = -1;
+    bool leader_done = false;
+    int leader_status = 0;
+    bool subreaper = false;  // resplock reaps the group's orphans (Linux)
+    bool alive() const { return group_alive(leader, subreaper); }
+};
+
+// Reaps every child that has ended: COMMAND, the guardian, and (as a subreaper, on Linux) the
+// processes of the group whose parent ended before them.
+void reap_all(Group& g, Guardian& guardian) {
+    for (;;) {
+        int status = 0;
+        const pid_t p = waitpid(-1, &status, WNOHANG);
+        if (p > 0) {
+            if (p == g.leader) {
+                g.leader_done = true;
+                g.leader_status = status;
+            } else if (p == guardian.pid()) {
+                guardian.reaped(status);
+            }
+            continue;
+        }
+        if (p < 0 && errno == EINTR) continue;
+        if (p < 0 && !g.leader_done) {
+            g.leader_done = true;  // ECHILD: someone else reaped it; nothing left to wait for
+            g.leader_status = 0;
+        }
+        return;
+    }
+}
+
+// Waits up to ms for the whole group to end, reaping as it goes. True if it has.
+bool wait_group_end(Group& g, Guardian& guardian, std::uint32_t ms, const sigset_t& watched) {
+    const std::uint64_t until = clock_ms() + ms;
+    for (;;) {
+        reap_all(g, guardian);
+        if (!g.alive()) return true;
+        const std::uint64_t now = clock_ms();
+        if (now >= until) return false;
+        siginfo_t info{};
+        (void)wait_signal(watched, std::min<std::uint64_t>(until - now, 10), info);
+    }
+}
+
+// The lock is lost: SIGTERM the group, SIGKILL it after grace_ms, reap it. False if some of it
+// survived SIGKILL for kill_wait_ms (a process stuck in the kernel).
+bool stop_group(Group& g, Guardian& guardian, std::uint32_t grace, const sigset_t& watched) {
+    reap_all(g, guardian);
+    if (!g.alive()) return true;
+    if (grace > 0) {
+        (void)kill(-g.leader, SIGTERM);
+        (void)kill(-g.leader, SIGCONT);  // a stopped process acts on SIGTERM once continued
+        if (wait_group_end(g, guardian, grace, watched)) return true;
+    }
+    (void)kill(-g.leader, SIGKILL);
+    return wait_group_end(g, guardian, kill_wait_ms, watched);
+}
+
+// What the forked child needs to become COMMAND.
+struct ChildSetup {
+    pid_t parent;
+    int go_read;  // the handshake pipe: resplock writes one byte when COMMAND may start
+    int go_write;
+    bool drop_redis_url;
+    sigset_t old_mask;
+    struct sigaction old_chld;
+    struct sigaction old_pipe;
+    struct sigaction old_ttou;
+};
+
+// In the forked child: join a new process group, wait for resplock's go, export the lock,
+// restore the caller's signal state and exec COMMAND.
+template <class L>
+[[noreturn]] void exec_child(L& lock, const Options& o, std::uint64_t fence, const ChildSetup& c) {
+    // First of all, so that whatever resplock sends to the group reaches this process.
+    (void)setpgid(0, 0);
+#ifdef __linux__
+    // Dies with resplock, even of SIGKILL; the guardian sees to the rest of the group.
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != c.parent) _exit(exit_cannot_run);  // resplock died before that
+#endif
     close_in_child(lock);
+    (void)close(c.go_write);
+    // Held until resplock has set everything up: one byte means go, end of file that it gave up
+    // (and said why).
+    char go = 0;
+    ssize_t n = 0;
+    while ((n = read(c.go_read, &go, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 1) _exit(exit_cannot_run);
+    (void)close(c.go_read);
+
     char token[resplock::max_token_len + 1];
     const std::string_view t = lock.token();
     std::memcpy(token, t.data(), t.size());
@@ -1078,16 +1593,43 @@ template <class L>
     (void)std::snprintf(fence_text, sizeof fence_text, "%llu",
                         static_cast<unsigned long long>(fence));
     if (setenv("RESPLOCK_TOKEN", token, 1) != 0 || setenv("RESPLOCK_KEY", o.operands[0], 1) != 0 ||
-        (o.fence && setenv("RESPLOCK_FENCE", fence_text, 1) != 0)) {
-        report("cannot run %.100s: %s", o.run_argv[0], std::strerror(errno));
+        (o.fence && setenv("RESPLOCK_FENCE", fence_text, 1) != 0) ||
+        (c.drop_redis_url && unsetenv("REDIS_URL") != 0)) {
+        report("cannot run %.100s: %s", Masked(o.run_argv[0]).text, std::strerror(errno));
         _exit(exit_cannot_run);
     }
-    (void)sigaction(SIGCHLD, &old_chld, nullptr);
-    (void)sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+    (void)sigaction(SIGCHLD, &c.old_chld, nullptr);
+    (void)sigaction(SIGPIPE, &c.old_pipe, nullptr);
+    (void)sigaction(SIGTTOU, &c.old_ttou, nullptr);
+    (void)sigprocmask(SIG_SETMASK, &c.old_mask, nullptr);
     execvp(o.run_argv[0], o.run_argv);
     const int err = errno;
-    report("cannot run %.100s: %s", o.run_argv[0], std::strerror(err));
+    report("cannot run %.100s: %s", Masked(o.run_argv[0]).text, std::strerror(err));
     _exit(err == ENOENT || err == ENOTDIR ? exit_not_found : exit_cannot_run);
+}
+
+// Whether REDIS_URL may carry a password: one of its URLs has user-info (user:password@, or
+// user@, which some clients read as a password), or does not parse. COMMAND then does not get it.
+bool redis_url_has_password() {
+    const char* env = std::getenv("REDIS_URL");
+    if (env == nullptr) return false;
+    std::string_view rest(env);
+    while (!rest.empty()) {
+        const std::size_t cut = url_list_cut(rest);
+        const std::string_view url = rest.substr(0, cut);
+        char text[2048];
+        if (url.size() >= sizeof text) return true;
+        std::memcpy(text, url.data(), url.size());
+        text[url.size()] = '\0';
+        Endpoint ep;
+        const char* why = "";
+        if (parse_url(text, ep, &why) != UrlResult::ok || ep.has_username || ep.has_password ||
+            url.find('@') != std::string_view::npos) {
+            return true;
+        }
+        rest.remove_prefix(cut == rest.size() ? cut : cut + 1);
+    }
+    return false;
 }
 
 // What the renewal thread tells the main thread when the lock is lost.
@@ -1098,37 +1640,34 @@ struct LostNote {
 
 template <class L>
 int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
-    const char* key = o.operands[0];
+    const char* key = o.key_shown.text;
     std::uint64_t fence = 0;
     Status s = take(lock, o, fence);
-    if (s != Status::ok) {
-        if (s == Status::busy && o.once_per_ms != 0) {
-            report(
-                "run %s: not run: the lock is held, or was taken less than %u ms ago "
-                "(--once-per)",
-                key, o.once_per_ms);
-            return exit_busy;
-        }
-        return fail_acquire(s, o, t);
-    }
+    if (s != Status::ok) return fail_acquire(lock, s, o, t);
 
     // Signals are taken synchronously with sigtimedwait, so they are blocked from before fork
     // (none can be lost in between) and in the renewal thread. SIGCHLD must not be ignored, or
-    // the child would be reaped behind our back; the child gets the caller's disposition and
-    // mask back before exec.
+    // children would be reaped behind our back; SIGPIPE is ignored for the guardian's pipe, and
+    // SIGTTOU so that resplock may take the terminal back from the background. COMMAND gets the
+    // caller's dispositions and mask back before exec.
+    ChildSetup setup{};
+    setup.parent = getpid();
+    setup.drop_redis_url = redis_url_has_password();
     struct sigaction dfl {};
-    struct sigaction old_chld {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
-    (void)sigaction(SIGCHLD, &dfl, &old_chld);
+    struct sigaction ignore = dfl;
+    ignore.sa_handler = SIG_IGN;
+    (void)sigaction(SIGCHLD, &dfl, &setup.old_chld);
+    (void)sigaction(SIGPIPE, &ignore, &setup.old_pipe);
+    (void)sigaction(SIGTTOU, &ignore, &setup.old_ttou);
     sigset_t watched;
-    sigset_t old_mask;
     sigemptyset(&watched);
     sigaddset(&watched, SIGCHLD);
     sigaddset(&watched, SIGINT);
     sigaddset(&watched, SIGTERM);
     sigaddset(&watched, SIGHUP);
-    (void)sigprocmask(SIG_BLOCK, &watched, &old_mask);
+    (void)sigprocmask(SIG_BLOCK, &watched, &setup.old_mask);
 
     if (!lock.held()) {
         // A TTL so short that nothing of it is left to rely on: do not start COMMAND.
@@ -1140,61 +1679,154 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
         return exit_lost;
     }
 
-    (void)std::fflush(stdout);
-    (void)std::fflush(stderr);
-    const pid_t child = fork();
-    if (child < 0) {
-        const int err = errno;
-        (void)give_back(lock, o);
-        report("cannot run %.100s: fork: %s", o.run_argv[0], std::strerror(err));
-        return exit_cannot_run;
-    }
-    if (child == 0) exec_child(lock, o, fence, old_mask, old_chld);
-
-    // The library's renewal driver keeps the lock (every ttl/3) on its own thread, and reports
-    // a loss by a SIGCHLD to this thread, which then looks at `note`.
+#ifdef __linux__
+    // Processes of the group whose parent ends are re-parented to resplock, which reaps them: a
+    // zombie nobody reaps (PID 1 of a container may never do it) would keep the group alive.
+    const bool subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+#else
+    const bool subreaper = false;
+#endif
+    const std::uint32_t grace = grace_ms(o.ttl_ms);
+    const std::uint32_t allowance = kill_allowance_ms(o.ttl_ms);
+    Group group;
+    group.subreaper = subreaper;
+    // Its SIGKILL lands between resplock's own and the end of the validity.
+    Guardian guardian(allowance / 2);
+    // The renewal driver reports a loss, early enough to stop COMMAND before the validity ends,
+    // by a SIGCHLD to this thread, which then looks at `note`.
     LostNote note;
     note.main_thread = pthread_self();
+    Renewed<L> renewed(lock, guardian);
     resplock::Renewer renewer;
     resplock::RenewerThread renewals(renewer, port);
-    s = renewer.watch(
-        lock, o.ttl_ms,
-        [](void* user, void* /*lock*/, Status why) {
-            auto& n = *static_cast<LostNote*>(user);
-            n.why.store(static_cast<int>(why));
-            (void)pthread_kill(n.main_thread, SIGCHLD);
-        },
-        &note);
-    if (s == Status::ok) s = renewals.start();
-    if (s != Status::ok) note.why.store(static_cast<int>(s));
 
-    int status = 0;
-    while (note.why.load() < 0 && !reaped(child, status)) {
-        siginfo_t info{};
-        const int sig = wait_signal(watched, 1000, info);
-        // A signal from the terminal or the kernel (si_code > 0) reached the whole process
-        // group, COMMAND included; one sent with kill() reached only us: pass it on.
-        if ((sig == SIGINT || sig == SIGTERM || sig == SIGHUP) && info.si_code <= 0) {
-            (void)kill(child, sig);
+    // Every failure of the set-up below: COMMAND (held before exec) is not started.
+    const char* failed = nullptr;
+    int failure = 0;
+    int go[2] = {-1, -1};
+    if (pipe2(go, O_CLOEXEC) != 0) {
+        failed = "pipe";
+        failure = errno;
+    } else {
+        setup.go_read = go[0];
+        setup.go_write = go[1];
+        (void)std::fflush(stdout);
+        (void)std::fflush(stderr);
+        group.leader = fork();
+        if (group.leader == 0) exec_child(lock, o, fence, setup);
+        failure = errno;
+        (void)close(go[0]);
+        if (group.leader < 0) failed = "fork";
+    }
+    if (failed == nullptr) {
+        // Set on both sides of the fork, so that it holds whichever runs first.
+        (void)setpgid(group.leader, group.leader);
+        if (getpgid(group.leader) != group.leader) {
+            failed = "setpgid";
+            failure = errno;
+        } else if (!guardian.start(lock, group.leader, lock.remaining_ms(), go[1])) {
+            failed = "cannot start its guardian process";
+            failure = errno;
         }
     }
-    renewals.stop();
+    if (failed == nullptr) {
+        s = renewer.watch(
+            renewed, o.ttl_ms,
+            [](void* user, void* /*lock*/, Status why) {
+                auto& n = *static_cast<LostNote*>(user);
+                n.why.store(static_cast<int>(why));
+                (void)pthread_kill(n.main_thread, SIGCHLD);
+            },
+            &note, grace + allowance);
+        if (s == Status::ok) s = renewals.start();
+        if (s != Status::ok) {
+            failed = "cannot renew the lock";
+            failure = 0;
+        }
+    }
+    if (failed != nullptr) {
+        if (go[1] >= 0) (void)close(go[1]);  // the held child reads end of file and exits
+        if (group.leader > 0) {
+            while (waitpid(group.leader, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        }
+        renewals.stop();
+        (void)guardian.finish();
+        const Status r = give_back(lock, o);
+        report("cannot run %.100s: %s%s%s; %s", Masked(o.run_argv[0]).text, failed,
+               failure != 0 ? ": " : "", failure != 0 ? std::strerror(failure) : "",
+               r == Status::ok ? "lock released" : "the lock expires by its TTL");
+        return exit_cannot_run;
+    }
 
-    if (note.why.load() >= 0) {
-        const auto why = static_cast<Status>(note.why.load());
+    // An interactive COMMAND reads the terminal: its group gets the terminal's foreground (from
+    // resplock's group, which had it), and gives it back once gone.
+    const bool terminal = isatty(STDIN_FILENO) == 1 && tcgetpgrp(STDIN_FILENO) == getpgrp() &&
+                          tcsetpgrp(STDIN_FILENO, group.leader) == 0;
+    const char start = 'g';
+    while (write(go[1], &start, 1) < 0 && errno == EINTR) {
+    }
+    (void)close(go[1]);
+
+    // Until the lock is lost, or COMMAND and every process left in its group have ended.
+    for (;;) {
+        reap_all(group, guardian);
+        if (note.why.load() >= 0) break;
+        if (group.leader_done && !group.alive()) break;
+        siginfo_t info{};
+        const int sig = wait_signal(watched, group_poll_ms, info);
+        if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) (void)kill(-group.leader, sig);
+    }
+
+    const int lost = note.why.load();
+    bool gone = true;
+    reap_all(group, guardian);
+    const bool stalled = guardian.killed();
+    if (lost >= 0 && stalled) {
+        // The guardian was first: resplock was stopped past the validity, which then ran out.
+        gone = stop_group(group, guardian, 0, watched);
+    } else if (lost >= 0) {
+        const auto why = static_cast<Status>(lost);
+        std::uint32_t left = 0;
+        {
+            const std::lock_guard<resplock::RenewerThread> hold(renewals);
+            left = lock.remaining_ms();
+        }
         // The lock object forgets its token when the server said the key is not ours.
         const char* what = why == Status::not_owner ? "another holder has the key"
                            : lock.token().empty()   ? "the key is gone: expired or deleted"
-                           : why == Status::expired ? "its TTL ran out before a renewal succeeded"
-                                                    : resplock::to_string(why);
+                           : why == Status::expired
+                               ? "no renewal succeeded before its TTL ran out (less the time "
+                                 "needed to stop COMMAND)"
+                               : resplock::to_string(why);
         report("run %s: lock lost (%s); stopping COMMAND", key, what);
-        stop_child(child, watched);
-        // The key may still carry our token if only the server was out of reach: free it if so.
-        if (!lock.token().empty()) (void)give_back(lock, o);
+        // Never past the validity left: SIGKILL at once when nothing is left.
+        gone = stop_group(group, guardian, left > allowance ? std::min(grace, left - allowance) : 0,
+                          watched);
+    }
+    renewals.stop();
+    if (terminal) (void)tcsetpgrp(STDIN_FILENO, getpgrp());  // SIGTTOU is ignored
+    const bool killed = guardian.finish();
+    if (killed && (lost < 0 || stalled)) {
+        report(
+            "run %s: lock lost (resplock was stopped or stalled until the lock's validity "
+            "ran out); COMMAND's process group was killed",
+            key);
+    }
+    if (lost >= 0 || killed) {
+        if (!gone) {
+            report(
+                "run %s: warning: processes of COMMAND's group survived SIGKILL; not releasing: "
+                "the lock expires by its TTL",
+                key);
+        } else if (!lock.token().empty()) {
+            // The key may still carry our token if only the server was out of reach.
+            (void)give_back(lock, o);
+        }
         return exit_lost;
     }
 
-    const int code = child_exit_code(status);
+    const int code = child_exit_code(group.leader_status);
     s = give_back(lock, o);
     if (s == Status::not_owner || s == Status::expired) {
         report("run %s: warning: the lock was no longer held when COMMAND ended (%s)", key,
@@ -1224,7 +1856,7 @@ unsigned char key_file[64 * 1024 + 1];
 bool read_blob(const char* option, const char* path, Blob& blob) {
     std::FILE* f = std::fopen(path, "rb");
     if (f == nullptr) {
-        report("cannot read --%s %s: %s", option, path, std::strerror(errno));
+        report("cannot read --%s %s: %s", option, Masked(path).text, std::strerror(errno));
         return false;
     }
     const std::size_t n = std::fread(blob.data, 1, blob.cap - 1, f);
@@ -1232,7 +1864,7 @@ bool read_blob(const char* option, const char* path, Blob& blob) {
     const bool too_big = !failed && n == blob.cap - 1 && std::fgetc(f) != EOF;
     (void)std::fclose(f);
     if (failed || too_big || n == 0) {
-        report("cannot read --%s %s: %s", option, path,
+        report("cannot read --%s %s: %s", option, Masked(path).text,
                failed    ? "read error"
                : too_big ? "larger than the limit"
                          : "empty file");
@@ -1295,12 +1927,12 @@ int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t
                        : kind == RESPLOCK_MBEDTLS_FAILURE_key  ? o.key
                                                                : nullptr;
     if (file != nullptr) {
-        report("%s: %s", file, why);
+        report("%s: %s", Masked(file).text, Masked(why).text);
     } else if (s == RESPLOCK_STATUS_invalid_argument) {
-        report("TLS setup refused: %s (is --tls-server-name longer than %d characters?)", why,
-               RESPLOCK_MBEDTLS_MAX_NAME);
+        report("TLS setup refused: %s (is --tls-server-name longer than %d characters?)",
+               Masked(why).text, RESPLOCK_MBEDTLS_MAX_NAME);
     } else {
-        report("%s", why);
+        report("%s", Masked(why).text);
     }
     return s == RESPLOCK_STATUS_invalid_argument ? exit_usage : exit_unavailable;
 }
@@ -1318,9 +1950,7 @@ int endpoint_from(std::string_view url, const char* source, const Options& o, En
     text[url.size()] = '\0';
     const char* why = "";
     if (parse_url(text, ep, &why) != UrlResult::ok) {
-        char masked[400];
-        mask_url(text, masked, sizeof masked);
-        report("invalid URL in %s '%s': %s", source, masked, why);
+        report("invalid URL in %s '%s': %s", source, Masked(text).text, why);
         return exit_usage;
     }
     if (o.password_file != nullptr && !read_password_file(o.password_file, ep)) {

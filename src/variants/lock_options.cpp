@@ -129,8 +129,10 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                     a.holder_ttl = v[1].integer;
                     return Status::busy;
                 }
-                // A fence number is at least 1; without a fence the script returns 0.
-                if (!v[0].is(resp::Type::integer) || (v[0].integer < 1 && a.opts.fence)) {
+                // A fence number is at least 1; without a fence the script returns 0, and any
+                // other answer is not its grant.
+                if (!v[0].is(resp::Type::integer) ||
+                    (a.opts.fence ? v[0].integer < 1 : v[0].integer != 0)) {
                     s = Status::protocol_error;
                 } else if (a.opts.fence) {
                     *a.fence_out = static_cast<std::uint64_t>(v[0].integer);

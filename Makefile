@@ -96,7 +96,7 @@ $(SIZE_BUILD)/src/%.o: src/%.cpp $(VERSION_H)
 M4_BUILD ?= $(BUILD)/cortex-m4
 cortex-m4-tests:
 	$(MAKE) -f tests/target/cortex-m4/unit.mk M4_BUILD=$(M4_BUILD)
-	@status=0; for elf in $(M4_BUILD)/unit_*.elf; do \
+	@status=0; for elf in $$(find $(M4_BUILD)/unit -name '*.elf' | LC_ALL=C sort); do \
 	    sh tests/target/cortex-m4/run.sh run $$elf || status=1; done; exit $$status
 
 .PHONY: size cortex-m4-tests

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz: the RESP parser, and the lock and connection over the
-# mock port) with clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for
-# SECONDS (default 60), one after the other, on a scratch copy of the committed seed corpus.
+# Builds the libFuzzer targets (tests/fuzz: the RESP parser; the lock, with and without acquisition
+# options, and connection over the mock port; the quorum lock over several mock ports) with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60), one
+# after the other, on a scratch copy of the committed seed corpus.
 #
 #   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600                    a long run: an hour per target
@@ -11,13 +12,14 @@
 # A crash, hang (over 5 s on one input), leak or broken invariant makes the script exit 1 and
 # print where the input was saved (build/fuzz/artifacts/<target>/). Reproduce it with
 #   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>/crash-...
-# (with RESPLOCK_FUZZ_TRACE=1, fuzz_lock prints each operation's status), and once fixed, keep
-# it as a regression seed in tests/fuzz/corpus/resp/ or tests/fuzz/corpus/lock/.
+# (with RESPLOCK_FUZZ_TRACE=1, fuzz_lock and fuzz_quorum print each operation's status), and once
+# fixed, keep it as a regression seed in tests/fuzz/corpus/<target without fuzz_>/.
 #
 # This script never changes the committed corpus. What a run found stays in
-# build/fuzz/corpus/<target>/ until the next run; to add it, minimised, do so deliberately:
+# build/fuzz/corpus/<target>/ until the next run; to add it, minimised, do so deliberately, e.g.
 #   build/fuzz/tests/fuzz/fuzz_resp -merge=1 tests/fuzz/corpus/resp build/fuzz/corpus/fuzz_resp
 #   build/fuzz/tests/fuzz/fuzz_lock -merge=1 tests/fuzz/corpus/lock build/fuzz/corpus/fuzz_lock
+# (fuzz_quorum likewise, with tests/fuzz/corpus/quorum),
 # then review the new files (the corpus should stay a few dozen tiny files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +29,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: $0 [SECONDS]   (seconds per target, default 60)" >&2
     exit 64
 fi
-targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock}
+targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum}
 build=${FUZZ_BUILD:-build/fuzz}
 
 for tool in clang clang++ cmake; do

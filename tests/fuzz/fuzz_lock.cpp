@@ -1,11 +1,12 @@
 // Fuzz target for Lock and Connection over the mock port, with the server played by the input.
 // The input is read as the calls go: four bytes of configuration, then operations (acquire,
-// try_acquire, release, extend, query, adopt, clock steps, close, random failure); whenever the
-// library connects, sends or receives with nothing scripted, the next bytes say what the server
-// does (connect result, a failed send, a reply chunk, a timeout, a delay, a close). Requests are
-// accepted whatever they hold and recorded, so each result can be checked against the exact bytes
-// the server sent for that request. The fake clock only moves by timeouts, delays and sleeps, and
-// every scripted event consumes input, so no loop can outlive the input.
+// try_acquire, release, extend, query, adopt, the same calls with AcquireOptions, clock steps,
+// close, random failure); whenever the library connects, sends or receives with nothing scripted,
+// the next bytes say what the server does (connect result, a failed send, a reply chunk, a
+// timeout, a delay, a close: see fuzz_server.hpp). Requests are accepted whatever they hold and
+// recorded, so each result can be checked against the exact bytes the server sent for that
+// request. The fake clock only moves by timeouts, delays and sleeps, and every scripted event
+// consumes input, so no loop can outlive the input.
 //
 // Input format (tests/fuzz/make_corpus.py writes seeds in it):
 //   config   4 bytes: flags (1 password, 2 user name, 4 SELECT 3), timeout (1 + 20 * b ms),
@@ -13,25 +14,28 @@
 //            over 128 are invalid)
 //   op       b % 8: 0 acquire TTL; 1 try_acquire TTL WAIT (4 * b ms); 2 release; 3 extend TTL;
 //            4 query; 5 adopt LEN BYTES; 6 advance the clock by u16 << (b >> 3 & 7) ms;
-//            7 close the connection (b & 8) or toggle random failure
+//            7 by b >> 4: 1 acquire OPTS TTL, 2 try_acquire OPTS TTL WAIT, 3 release OPTS (the
+//            calls with AcquireOptions); otherwise close the connection (b & 8) or toggle random
+//            failure
+//   OPTS     b: 1 fence, 2 wake, 4 no fence pointer (null), b >> 3 & 3: once_per_ms 0, u16 that
+//            follows, max_ttl_ms, max_ttl_ms + 1
 //   TTL      u16 little-endian; 0xfff8.. pick 0, 1, 2, 3, max-1, max, max+1, 2^32-1
-//   connect  b % 8: 0-4 ok, 5 timeout, 6 refused, 7 no host (b & 8) or error
-//   send     b < 0xf0 accepted; else fails: timeout, closed or error by b % 3
-//   recv     b % 8: 0-3 reply LEN BYTES delivered in chunks of b >> 3 (0: at once); 4 timeout;
-//            5 delay 1 + 8 * b ms; 6 closed; 7 error
+// The server's events (connect, send, recv) are described in fuzz_server.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "fuzz_check.hpp"
+#include "fuzz_server.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
+#include "resplock/variants/lock_options.hpp"
 
+using resplock::AcquireOptions;
 using resplock::Connection;
 using resplock::ConnectionConfig;
 using resplock::Lock;
@@ -42,202 +46,15 @@ using resplock::mock::MockPort;
 
 namespace {
 
-class Input {
-  public:
-    Input(const std::uint8_t* data, std::size_t size) : p_(data), n_(size) {}
-    bool empty() const { return n_ == 0; }
-    std::uint8_t byte() {
-        if (n_ == 0) return 0;
-        --n_;
-        return *p_++;
-    }
-    std::uint32_t u16() {
-        const std::uint32_t low = byte();
-        return low | std::uint32_t{byte()} << 8;
-    }
-    std::string_view bytes(std::size_t n) {
-        if (n > n_) n = n_;
-        const std::string_view v(reinterpret_cast<const char*>(p_), n);
-        p_ += n;
-        n_ -= n;
-        return v;
-    }
-
-  private:
-    const std::uint8_t* p_;
-    std::size_t n_;
-};
-
-// Wraps the mock's port to record each request and the bytes received after it.
-struct Wire {
-    resplock_port_t inner;
-    std::string request;  // sends since the last recv or connect: one request
-    std::string reply;    // bytes received since that request went out
-    bool replied = true;
-    std::uint32_t requests = 0;
-    std::string set_request, set_reply;  // the last SET before the current request, and its reply
-
-    static bool is_set(const std::string& r) {
-        return r.compare(0, 13, "*6\r\n$3\r\nSET\r\n") == 0;
-    }
-    // The last SET (acquire attempt) sent, and what came back for it.
-    const std::string& last_set_request() const { return is_set(request) ? request : set_request; }
-    const std::string& last_set_reply() const { return is_set(request) ? reply : set_reply; }
-
-    static Wire& of(void* ctx) { return *static_cast<Wire*>(ctx); }
-    static std::int32_t connect(void* ctx, const char* host, std::uint16_t port, std::uint32_t ms) {
-        Wire& w = of(ctx);
-        // A reconnect may follow a complete exchange (the look before the next request found the
-        // connection closed): keep the last SET and its reply.
-        if (is_set(w.request)) {
-            w.set_request = w.request;
-            w.set_reply = w.reply;
-        }
-        w.request.clear();
-        w.reply.clear();
-        w.replied = true;
-        return w.inner.connect(w.inner.ctx, host, port, ms);
-    }
-    static std::int32_t send(void* ctx, const std::uint8_t* data, std::size_t len,
-                             std::uint32_t ms) {
-        Wire& w = of(ctx);
-        const std::int32_t n = w.inner.send(w.inner.ctx, data, len, ms);
-        FUZZ_CHECK(n <= static_cast<std::int64_t>(len));
-        if (n > 0) {
-            if (w.replied) {
-                if (is_set(w.request)) {
-                    w.set_request = w.request;
-                    w.set_reply = w.reply;
-                }
-                w.request.clear();
-                w.reply.clear();
-                w.replied = false;
-                ++w.requests;
-            }
-            w.request.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
-        }
-        return n;
-    }
-    static std::int32_t recv(void* ctx, std::uint8_t* buf, std::size_t len, std::uint32_t ms) {
-        Wire& w = of(ctx);
-        const std::int32_t n = w.inner.recv(w.inner.ctx, buf, len, ms);
-        FUZZ_CHECK(n <= static_cast<std::int64_t>(len));
-        // A look without waiting comes before a request: whatever it finds answers none of ours
-        // (the connection drops it and reconnects), so it is no part of the last reply.
-        if (n > 0 && ms != 0) {
-            w.reply.append(reinterpret_cast<const char*>(buf), static_cast<std::size_t>(n));
-            w.replied = true;
-        }
-        return n;
-    }
-    static void close(void* ctx) { of(ctx).inner.close(of(ctx).inner.ctx); }
-    static std::uint32_t now(void* ctx) { return of(ctx).inner.now_ms(of(ctx).inner.ctx); }
-    static void sleep(void* ctx, std::uint32_t ms) {
-        of(ctx).inner.sleep_ms(of(ctx).inner.ctx, ms);
-    }
-    static std::int32_t random(void* ctx, std::uint8_t* buf, std::size_t len) {
-        return of(ctx).inner.random(of(ctx).inner.ctx, buf, len);
-    }
-    resplock_port_t port() { return {this, connect, send, recv, close, now, sleep, random}; }
-};
-
-// The server's side of the script, taken from the input when the mock runs out of steps.
-void refill(void* user, MockPort& mock, MockPort::Call call) {
-    Input& in = *static_cast<Input*>(user);
-    if (in.empty()) return;  // the next call is unexpected: the port fails from now on
-    const std::uint8_t b = in.byte();
-    switch (call) {
-        case MockPort::Call::connect:
-            switch (b % 8) {
-                case 5:
-                    mock.on_connect(RESPLOCK_PORT_TIMEOUT);
-                    break;
-                case 6:
-                    mock.on_connect(RESPLOCK_PORT_REFUSED);
-                    break;
-                case 7:
-                    mock.on_connect((b & 8) != 0 ? RESPLOCK_PORT_NO_HOST : RESPLOCK_PORT_ERROR);
-                    break;
-                default:
-                    mock.on_connect(RESPLOCK_PORT_OK);
-            }
-            break;
-        case MockPort::Call::send:
-            if (b >= 0xf0) {
-                const std::int32_t codes[] = {0, RESPLOCK_PORT_CLOSED, RESPLOCK_PORT_ERROR};
-                mock.send_fail(codes[b % 3]);
-            }
-            break;
-        case MockPort::Call::recv:
-            switch (b % 8) {
-                case 4:
-                    mock.recv_timeout();
-                    break;
-                case 5:
-                    mock.recv_delay(1 + 8U * in.byte());
-                    break;
-                case 6:
-                    mock.recv_closed();
-                    break;
-                case 7:
-                    mock.recv_error();
-                    break;
-                default:
-                    mock.reply(in.bytes(in.byte()), b >> 3);
-            }
-            break;
-    }
-}
-
-std::uint32_t read_ttl(Input& in) {
-    const std::uint32_t v = in.u16();
-    const std::uint32_t special[] = {0,
-                                     1,
-                                     2,
-                                     3,
-                                     resplock::max_ttl_ms - 1,
-                                     resplock::max_ttl_ms,
-                                     resplock::max_ttl_ms + 1,
-                                     0xffffffffU};
-    return v >= 0xfff8 ? special[v - 0xfff8] : v;
-}
-
-bool one_of(Status s, std::initializer_list<Status> set) {
-    for (Status x : set) {
-        if (x == s) return true;
-    }
-    return false;
-}
-
-// Statuses any call that talks to the server may return: transport and connect failures, and
-// error replies (to the command itself or to the handshake).
-bool common(Status s) {
-    return one_of(s, {Status::timeout, Status::no_host, Status::connect_failed, Status::closed,
-                      Status::io_error, Status::protocol_error, Status::too_large,
-                      Status::invalid_argument}) ||
-           (s >= Status::server_error && s <= Status::wrong_type);
-}
-
-// The value of an integer reply that is exactly the received bytes, or false.
-bool integer_reply(const std::string& r, long long* value) {
-    if (r.size() < 4 || r[0] != ':' || r.compare(r.size() - 2, 2, "\r\n") != 0) return false;
-    const std::string digits = r.substr(1, r.size() - 3);
-    if (digits.find_first_not_of("-0123456789") != std::string::npos) return false;
-    char* end = nullptr;
-    *value = std::strtoll(digits.c_str(), &end, 10);
-    return end != digits.c_str() && *end == '\0';
-}
-
-bool starts(const std::string& s, std::string_view prefix) {
-    return s.compare(0, prefix.size(), prefix) == 0;
-}
-
-// The owner script sent with `argc` arguments (EVALSHA, or EVAL after NOSCRIPT).
-bool script_request(const std::string& r, char argc) {
-    return r.size() > 2 && r[0] == '*' && r[1] == argc &&
-           (starts(r.substr(2), "\r\n$7\r\nEVALSHA\r\n") ||
-            starts(r.substr(2), "\r\n$4\r\nEVAL\r\n"));
-}
+using fuzz::common;
+using fuzz::Exchange;
+using fuzz::Input;
+using fuzz::integer_reply;
+using fuzz::one_of;
+using fuzz::read_ttl;
+using fuzz::script_request;
+using fuzz::starts;
+using fuzz::Wire;
 
 // What a lock may believe: the ttl and end time of the last call that confirmed it.
 struct Lease {
@@ -258,7 +75,7 @@ struct Harness {
 
     Harness(const std::uint8_t* data, std::size_t size) : in(data, size) {
         mock.accept_any_send = true;
-        mock.on_empty(refill, &in);
+        mock.on_empty(fuzz::refill, &in);
         wire.inner = mock.port();
         port = wire.port();
         const std::uint8_t flags = in.byte();
@@ -331,6 +148,163 @@ struct Harness {
         if (one_of(s, {Status::ok, Status::not_owner, Status::expired})) lease.valid = false;
     }
 
+    // AcquireOptions from an OPTS byte (and the u16 interval that may follow it).
+    AcquireOptions read_options(bool* null_fence) {
+        const std::uint8_t b = in.byte();
+        AcquireOptions o;
+        o.fence = (b & 1) != 0;
+        o.wake = (b & 2) != 0;
+        *null_fence = (b & 4) != 0;
+        switch (b >> 3 & 3) {
+            case 1:
+                o.once_per_ms = in.u16();
+                break;
+            case 2:
+                o.once_per_ms = resplock::max_ttl_ms;
+                break;
+            case 3:
+                o.once_per_ms = resplock::max_ttl_ms + 1;
+                break;
+            default:
+                break;
+        }
+        return o;
+    }
+
+    // Whether `r` is the acquire script (EVALSHA, or EVAL after NOSCRIPT) for these options, with
+    // `token` and `ttl`: KEYS = key [, key:once] [, key:fence], ARGV = token, ttl [, once_per_ms].
+    bool acquire_request(const std::string& r, const AcquireOptions& o, std::string_view token,
+                         std::uint32_t ttl) const {
+        const std::vector<std::string> a = fuzz::arguments(r);
+        const bool once = o.once_per_ms != 0;
+        std::vector<std::string> want = {std::to_string(1 + (once ? 1 : 0) + (o.fence ? 1 : 0)),
+                                         key};
+        if (once) want.push_back(key + ":once");
+        if (o.fence) want.push_back(key + ":fence");
+        want.emplace_back(token);
+        want.push_back(std::to_string(ttl));
+        if (once) want.push_back(std::to_string(o.once_per_ms));
+        return a.size() == 2 + want.size() && (a[0] == "EVALSHA" || a[0] == "EVAL") &&
+               std::vector<std::string>(a.begin() + 2, a.end()) == want;
+    }
+
+    // The PTTL of a busy reply of the acquire script ({PTTL}), exactly the received bytes.
+    static bool busy_reply(const std::string& r, long long* pttl) {
+        return starts(r, "*1\r\n") && integer_reply(r.substr(4), pttl);
+    }
+
+    // Lock::acquire / try_acquire with options (`wait` < 0: acquire).
+    void check_options_acquired(Status s, Lock& lock, const AcquireOptions& o, bool null_fence,
+                                std::uint64_t fence, std::uint32_t ttl, std::int64_t wait,
+                                std::uint32_t start, std::uint32_t requests_before) {
+        const bool script = o.fence || o.once_per_ms != 0 || (wait >= 0 && o.wake);
+        if (!script) {
+            // The plain calls: the same checks as theirs.
+            check_acquired(s, lock, ttl, requests_before);
+            FUZZ_CHECK(fence == 0xfeedU);
+            return;
+        }
+        const bool valid_ttl = ttl >= 1 && ttl <= resplock::max_ttl_ms;
+        if ((o.fence && null_fence) || o.once_per_ms > resplock::max_ttl_ms || !valid_ttl ||
+            key.empty() || key.size() > RESPLOCK_MAX_KEY_LEN) {
+            FUZZ_CHECK(s == Status::invalid_argument);
+            FUZZ_CHECK(wire.requests == requests_before);
+        }
+        // A fence number only with a grant.
+        if (s != Status::ok || !o.fence) FUZZ_CHECK(fence == 0xfeedU);
+        long long v = 0;
+        if (s == Status::ok) {
+            // The last request was the acquire script with this token, and its answer exactly a
+            // fence number >= 1 (with a fence) or 0 (without).
+            FUZZ_CHECK(lock.token().size() == resplock::token_len);
+            FUZZ_CHECK(acquire_request(wire.request, o, lock.token(), ttl));
+            FUZZ_CHECK(integer_reply(wire.reply, &v));
+            if (o.fence) {
+                FUZZ_CHECK(v >= 1 && fence == static_cast<std::uint64_t>(v));
+            } else {
+                FUZZ_CHECK(v == 0);
+            }
+            lease = {true, ttl, mock.now_ms};
+        } else if (s == Status::busy) {
+            FUZZ_CHECK(wire.requests != requests_before);
+            FUZZ_CHECK(fuzz::arguments(wire.request).size() >= 2);
+            FUZZ_CHECK(busy_reply(wire.reply, &v));
+        }
+        if (s == Status::unknown_outcome) {
+            // The token of the request whose reply was lost is kept, with no validity.
+            FUZZ_CHECK(!lock.held() && !lock.token().empty());
+            FUZZ_CHECK(wire.request.find(lock.token()) != std::string::npos);
+        }
+        if (s != Status::ok && s != Status::invalid_argument) lease.valid = false;
+        if (wait < 0) return;
+        // Waking: a BLPOP on key:wake only when asked to wake, for at least 1 ms, and only when
+        // the pause plus Redis's 100 ms tick stays within the wait and the holder's last PTTL.
+        const auto deadline = static_cast<std::uint32_t>(start + static_cast<std::uint32_t>(wait));
+        long long holder = -1;
+        std::uint32_t attempt_end = start;
+        for (const Exchange& e : wire.log) {
+            const std::vector<std::string> a = fuzz::arguments(e.request);
+            long long pttl = 0;
+            if (!a.empty() && (a[0] == "EVALSHA" || a[0] == "EVAL") && !e.reply.empty()) {
+                attempt_end = e.replied_at;
+                if (busy_reply(e.reply, &pttl)) holder = pttl;
+            }
+            if (a.empty() || a[0] != "BLPOP") continue;
+            FUZZ_CHECK(o.wake);
+            FUZZ_CHECK(a.size() == 3 && a[1] == key + ":wake");
+            const std::string& t = a[2];
+            const std::size_t dot = t.find('.');
+            FUZZ_CHECK(dot != std::string::npos && dot > 0 && t.size() == dot + 4 &&
+                       t.find_first_not_of("0123456789.") == std::string::npos);
+            const long long ms = std::atoll(t.c_str()) * 1000 + std::atoll(t.c_str() + dot + 1);
+            FUZZ_CHECK(ms >= 1);
+            FUZZ_CHECK(ms + 100 <= static_cast<std::uint32_t>(deadline - attempt_end));
+            if (holder >= 0) FUZZ_CHECK(ms + 100 <= holder);
+        }
+    }
+
+    // The calls with AcquireOptions: 1 acquire, 2 try_acquire, 3 release.
+    Status options_call(int which, Connection& conn, Lock& lock, std::uint32_t start,
+                        std::uint32_t before, const std::string& token) {
+        bool null_fence = false;
+        const AcquireOptions o = read_options(&null_fence);
+        std::uint64_t fence = 0xfeedU;
+        std::uint64_t* const fence_out = null_fence ? nullptr : &fence;
+        const auto elapsed = [&] { return static_cast<std::uint32_t>(mock.now_ms - start); };
+        if (which == 3) {
+            const Status s = lock.release(o);
+            FUZZ_CHECK(common(s) || one_of(s, {Status::ok, Status::not_owner, Status::expired,
+                                               Status::unknown_outcome}));
+            FUZZ_CHECK(elapsed() <= config.timeout_ms);
+            if (token.empty()) FUZZ_CHECK(s == Status::invalid_argument);
+            check_sent(conn, s);
+            // With wake: the release script (KEYS key, key:wake; ARGV token); else the plain one.
+            check_owner(s, o.wake ? '6' : '5', token, before);
+            if (o.wake && (s == Status::ok || s == Status::not_owner || s == Status::expired)) {
+                const std::vector<std::string> a = fuzz::arguments(wire.request);
+                FUZZ_CHECK(a.size() == 6 && a[2] == "2" && a[3] == key && a[4] == key + ":wake" &&
+                           a[5] == token);
+            }
+            if (one_of(s, {Status::ok, Status::not_owner, Status::expired})) {
+                FUZZ_CHECK(lock.token().empty());
+            }
+            FUZZ_CHECK(!lock.held());
+            return s;
+        }
+        const std::uint32_t ttl = read_ttl(in);
+        const std::int64_t wait = which == 2 ? std::int64_t{4} * in.byte() : -1;
+        const Status s = which == 2
+                             ? lock.try_acquire(ttl, static_cast<std::uint32_t>(wait), o, fence_out)
+                             : lock.acquire(ttl, o, fence_out);
+        FUZZ_CHECK(common(s) || one_of(s, {Status::ok, Status::busy, Status::random_failed,
+                                           Status::unknown_outcome}));
+        // One attempt within the timeout; a wait within itself plus one attempt.
+        FUZZ_CHECK(elapsed() <= (wait < 0 ? 0 : wait) + config.timeout_ms);
+        check_sent(conn, s);
+        check_options_acquired(s, lock, o, null_fence, fence, ttl, wait, start, before);
+        return s;
+    }
+
     void run() {
         Connection conn(port, config, buf.data(), buf.size());
         Lock lock(conn, key);
@@ -343,6 +317,7 @@ struct Harness {
             const std::uint32_t start = mock.now_ms;
             const std::uint32_t before = wire.requests;
             const std::string token(lock.token());
+            wire.log.clear();
             switch (op % 8) {
                 case 0: {
                     const std::uint32_t ttl = read_ttl(in);
@@ -433,16 +408,20 @@ struct Harness {
                     mock.advance(in.u16() << (op >> 3 & 7));
                     break;
                 default:
-                    if ((op & 8) != 0) {
+                    if (op >> 4 >= 1 && op >> 4 <= 3) {
+                        last = options_call(op >> 4, conn, lock, start, before, token);
+                    } else if ((op & 8) != 0) {
                         conn.close();
                     } else {
                         mock.random_fails = !mock.random_fails;
                     }
             }
             if (trace) {
-                std::fprintf(stderr, "op %d: %s, held %d, clock +%u\n", op % 8,
-                             resplock::to_string(last), lock.held() ? 1 : 0,
-                             static_cast<unsigned>(mock.now_ms - start));
+                // The calls with options show as op 7.1 (acquire), 7.2 and 7.3.
+                const int with_options = op % 8 == 7 && op >> 4 >= 1 && op >> 4 <= 3 ? op >> 4 : 0;
+                std::fprintf(stderr, "op %d%s%.0d: %s, held %d, clock +%u\n", op % 8,
+                             with_options != 0 ? "." : "", with_options, resplock::to_string(last),
+                             lock.held() ? 1 : 0, static_cast<unsigned>(mock.now_ms - start));
             }
             check_after(conn, lock);
         }

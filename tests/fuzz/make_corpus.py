@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies) and
-tests/fuzz/corpus/lock (inputs in the format described at the top of fuzz_lock.cpp). The files
-are committed; rerun this after changing a seed, and keep each file tiny. Inputs a fuzz run found
-that are worth keeping are committed as they were saved (regress_* files this script does not
-write); it never deletes them."""
+"""Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies),
+tests/fuzz/corpus/lock and tests/fuzz/corpus/quorum (inputs in the formats described at the top
+of fuzz_lock.cpp and fuzz_quorum.cpp). The files are committed; rerun this after changing a seed,
+and keep each file tiny. Inputs a fuzz run found that are worth keeping are committed as they were
+saved (regress_* files this script does not write); it never deletes them."""
 import os
 import struct
 
@@ -120,6 +120,40 @@ OK = b"+OK\r\n"
 NIL = b"$-1\r\n"
 NOSCRIPT = b"-NOSCRIPT No matching script. Please use EVAL.\r\n"
 
+
+# Lock's calls with AcquireOptions (op 7 with b >> 4 = 1, 2, 3), each followed by OPTS.
+def opts(fence=False, wake=False, null_fence=False, once=None):
+    """once: None (no interval), a u16 of ms, "max" (max_ttl_ms) or "over" (max_ttl_ms + 1)."""
+    b = (1 if fence else 0) | (2 if wake else 0) | (4 if null_fence else 0)
+    if once is None:
+        return bytes([b])
+    if once == "max":
+        return bytes([b | 2 << 3])
+    if once == "over":
+        return bytes([b | 3 << 3])
+    return bytes([b | 1 << 3]) + u16(once)
+
+
+def acquire_opts(options, ttl=1000):
+    return b"\x17" + options + u16(ttl)
+
+
+def try_acquire_opts(options, ttl, wait_ms):
+    return b"\x27" + options + u16(ttl) + bytes([wait_ms // 4])
+
+
+def release_opts(options):
+    return b"\x37" + options
+
+
+def busy_pttl(ms):
+    """The acquire script's busy reply: {PTTL}."""
+    return b"*1\r\n:%d\r\n" % ms
+
+
+FENCE = opts(fence=True)
+WAKE = opts(wake=True)
+
 LOCK = {
     "acquire_release": cfg() + acquire() + CONNECT + rt(OK) + RELEASE + owner(1),
     "acquire_busy": cfg() + acquire() + CONNECT + rt(NIL),
@@ -197,6 +231,129 @@ LOCK = {
     + rt(b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
     "close_between_calls": cfg() + acquire() + CONNECT + rt(OK) + CLOSE + RELEASE + CONNECT
     + owner(1),
+    # Lock's calls with AcquireOptions.
+    "options_fence_release": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n") + RELEASE
+    + owner(1),
+    "options_fence_noscript": cfg() + acquire_opts(FENCE) + CONNECT + rt(NOSCRIPT)
+    + rt(b":7\r\n"),
+    "options_once": cfg() + acquire_opts(opts(once=60000)) + CONNECT + rt(b":0\r\n"),
+    "options_fence_once_busy": cfg() + acquire_opts(opts(fence=True, once=60000)) + CONNECT
+    + rt(busy_pttl(59000)),
+    "options_fence_zero": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":0\r\n") + RELEASE
+    + owner(1),
+    "options_not_a_number": cfg() + acquire_opts(opts(once=500)) + CONNECT + rt(b"+OK\r\n"),
+    "options_error_after_set": cfg() + acquire_opts(FENCE) + CONNECT
+    + rt(b"-NOPERM this user has no permissions to run the 'incr' command\r\n") + RELEASE
+    + owner(1),
+    "options_reply_lost": cfg() + acquire_opts(FENCE) + CONNECT + SEND + RECV_TIMEOUT,
+    "options_too_large": cfg(buf=1) + acquire_opts(opts(fence=True, once="max")),
+    "options_invalid": cfg() + acquire_opts(opts(fence=True, null_fence=True))
+    + acquire_opts(opts(once="over")) + try_acquire_opts(FENCE, 0, 40),
+    "options_wait_pttl": cfg() + try_acquire_opts(FENCE, 1000, 100) + CONNECT
+    + rt(busy_pttl(3)) + rt(busy_pttl(-2)) + rt(b":2\r\n"),
+    "options_wake_blpop": cfg() + try_acquire_opts(WAKE, 1000, 400) + CONNECT
+    + rt(busy_pttl(5000)) + SEND + delay(5) + reply(b"*-1\r\n") + rt(b":0\r\n")
+    + release_opts(WAKE) + rt(b":1\r\n"),
+    "options_wake_woken": cfg() + try_acquire_opts(opts(fence=True, wake=True), 1000, 400)
+    + CONNECT + rt(busy_pttl(5000)) + rt(b"*2\r\n$6\r\nk:wake\r\n$1\r\n1\r\n")
+    + rt(b":3\r\n"),
+    "options_wake_noperm": cfg() + try_acquire_opts(WAKE, 1000, 400) + CONNECT
+    + rt(busy_pttl(5000)) + rt(b"-NOPERM this user has no permissions to run the 'blpop'\r\n")
+    + rt(busy_pttl(5000)) + rt(b":0\r\n"),
+    "options_wake_near_expiry": cfg() + try_acquire_opts(WAKE, 1000, 400) + CONNECT
+    + rt(busy_pttl(50)) + rt(b":0\r\n"),
+    "options_wake_near_deadline": cfg() + try_acquire_opts(WAKE, 1000, 100) + CONNECT
+    + rt(busy_pttl(-1)) + rt(busy_pttl(-1)) + rt(b":0\r\n"),
+    "options_wake_blpop_lost": cfg(timeout=5) + try_acquire_opts(WAKE, 1000, 800) + CONNECT
+    + rt(busy_pttl(5000)) + SEND + RECV_TIMEOUT + CONNECT + rt(b":0\r\n"),
+    "options_release_wake_noscript": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n")
+    + release_opts(WAKE) + rt(NOSCRIPT) + rt(b":1\r\n"),
+    "options_release_wake_answers": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n")
+    + release_opts(WAKE) + rt(b":2\r\n") + release_opts(WAKE) + rt(b":-1\r\n"),
+    "options_release_without_wake": cfg() + acquire_opts(opts(once=1000)) + CONNECT
+    + rt(b":0\r\n") + release_opts(FENCE) + owner(1),
+    # Found by fuzzing. Without a fence the acquire script's grant is exactly 0, but any integer
+    # was taken as one: ":5" made a once-per acquisition report ok and hold the lock.
+    "regress_options_nonzero_without_fence": cfg() + acquire_opts(opts(once=60000)) + CONNECT
+    + rt(b":5\r\n"),
+}
+
+
+# The quorum lock: each server's events are read when the lock reaches it (sends to all servers
+# in order, then reads in order).
+def qcfg(five=False, flags=0, timeout=100, buf=3, key=1):
+    """flags 2 password, 4 SELECT; timeout 1 + 20 * timeout ms; buf 0..3."""
+    return bytes([(1 if five else 0) | flags, timeout, buf, key])
+
+
+def extend_wait(ttl=1000, wait_ms=None):
+    """extend TTL WAIT (None: no wait given)."""
+    return b"\x03" + u16(ttl) + bytes([255 if wait_ms is None else wait_ms // 4])
+
+
+def sends(n, connect=()):
+    """A request sent to each of n servers, connecting first to those listed in `connect`."""
+    return b"".join((CONNECT if i in connect else b"") + SEND for i in range(n))
+
+
+def replies(*events):
+    """What each server does in turn when read: bytes (a reply) or an event (RECV_TIMEOUT...)."""
+    return b"".join(e if e in (RECV_TIMEOUT, RECV_CLOSED) else reply(e) for e in events)
+
+
+ALL3 = (0, 1, 2)
+ALL5 = (0, 1, 2, 3, 4)
+MINE3 = b"*2\r\n$32\r\n" + TOKEN0 + b"\r\n:900\r\n"
+HELD3 = sends(3, ALL3) + replies(OK, OK, OK)
+
+QUORUM = {
+    "acquire_release": qcfg() + acquire() + HELD3 + RELEASE + sends(3)
+    + replies(b":1\r\n", b":1\r\n", b":1\r\n"),
+    "acquire_majority": qcfg() + acquire() + sends(3, ALL3) + replies(OK, NIL, OK),
+    "acquire_minority_lost": qcfg() + acquire() + sends(3, ALL3) + replies(OK, RECV_TIMEOUT, NIL)
+    + SEND + CONNECT + SEND + SEND + replies(b":1\r\n", b":1\r\n", b":-1\r\n"),
+    "acquire_busy_five": qcfg(five=True) + acquire() + sends(5, ALL5)
+    + replies(NIL, OK, NIL, NIL, OK) + sends(5) + replies(*[b":-1\r\n"] * 5),
+    "acquire_refused": qcfg() + acquire() + REFUSED + CONNECT + SEND + REFUSED
+    + replies(OK) + REFUSED + SEND + REFUSED + replies(b":1\r\n"),
+    "acquire_too_late": qcfg() + acquire(10) + sends(3, ALL3) + delay(9) + replies(OK, OK, OK)
+    + sends(3) + replies(b":1\r\n", b":1\r\n", b":1\r\n"),
+    "try_acquire_busy_then_held": qcfg() + try_acquire(1000, 200) + sends(3, ALL3)
+    + replies(NIL, NIL, OK) + sends(3) + replies(b":-1\r\n", b":-1\r\n", b":1\r\n")
+    + sends(3) + replies(OK, OK, OK),
+    "extend_ok": qcfg() + acquire() + HELD3 + advance(300) + extend_wait(2000) + sends(3)
+    + replies(b":1\r\n", b":0\r\n", b":1\r\n"),
+    "extend_noscript_one": qcfg() + acquire() + HELD3 + extend_wait(2000, 100) + sends(3)
+    + replies(b":1\r\n", NOSCRIPT, b":1\r\n") + SEND + replies(b":1\r\n"),
+    "extend_lost_majority": qcfg() + acquire() + HELD3 + extend_wait(2000) + sends(3)
+    + replies(b":0\r\n", b":-1\r\n", b":1\r\n"),
+    "extend_unconfirmed": qcfg() + acquire() + HELD3 + extend_wait(2000) + sends(3)
+    + replies(b":1\r\n", RECV_TIMEOUT, RECV_CLOSED) + RELEASE + SEND + CONNECT + SEND + CONNECT
+    + SEND + replies(b":1\r\n", b":1\r\n", b":0\r\n"),
+    "extend_after_expiry": qcfg() + acquire() + HELD3 + advance(2000) + extend_wait(2000),
+    "release_minority": qcfg() + acquire() + HELD3 + RELEASE + sends(3)
+    + replies(b":1\r\n", RECV_TIMEOUT, RECV_CLOSED),
+    "release_noscript_two": qcfg(five=True) + acquire() + sends(5, ALL5) + replies(*[OK] * 5)
+    + RELEASE + sends(5) + replies(b":1\r\n", NOSCRIPT, b":1\r\n", NOSCRIPT, b":0\r\n")
+    + SEND + SEND + replies(b":1\r\n", b":1\r\n"),
+    "query_other": qcfg() + QUERY + sends(3, ALL3)
+    + replies(b"*2\r\n$5\r\nother\r\n:500\r\n", b"*2\r\n$-1\r\n:-2\r\n",
+              b"*2\r\n$5\r\nother\r\n:300\r\n"),
+    "query_mine": qcfg() + acquire() + HELD3 + QUERY + sends(3)
+    + replies(MINE3, MINE3, b"*2\r\n$-1\r\n:-2\r\n"),
+    "query_noscript_malformed": qcfg() + QUERY + sends(3, ALL3)
+    + replies(NOSCRIPT, b"*2\r\n:1\r\n:2\r\n", b"*2\r\n$5\r\nother\r\n:-1\r\n") + SEND
+    + replies(b"*2\r\n$5\r\nother\r\n:-1\r\n"),
+    "adopt_extend_release": qcfg() + adopt(TOKEN0) + extend_wait(5000) + sends(3, ALL3)
+    + replies(b":1\r\n", b":1\r\n", b":1\r\n") + RELEASE + sends(3)
+    + replies(b":1\r\n", b":1\r\n", b":1\r\n"),
+    "invalid_key": qcfg(key=0) + acquire() + adopt(TOKEN0) + RELEASE + QUERY,
+    "auth_select": qcfg(flags=6) + acquire()
+    + b"".join(CONNECT + SEND + reply(OK) + SEND + reply(OK) + SEND for _ in range(3))
+    + replies(OK, OK, OK),
+    "close_one_server": qcfg() + acquire() + HELD3 + b"\x1f" + RELEASE + SEND + CONNECT + SEND
+    + SEND + replies(b":1\r\n", b":1\r\n", b":1\r\n"),
+    "random_fails": qcfg() + RANDOM_FAILS + acquire() + RANDOM_FAILS + acquire() + HELD3,
 }
 
 
@@ -211,3 +368,4 @@ def write(folder, seeds):
 if __name__ == "__main__":
     write("resp", RESP)
     write("lock", LOCK)
+    write("quorum", QUORUM)

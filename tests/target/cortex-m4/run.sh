@@ -1,6 +1,8 @@
 #!/bin/sh
 # The Cortex-M4 unit-test programs, for CTest and `make cortex-m4-tests`.
-#   run.sh build SOURCE_DIR BUILD_DIR   build every tests/unit test as BUILD_DIR/unit_<name>.elf
+#   run.sh build SOURCE_DIR BUILD_DIR   build every tests/unit test as a program under
+#                                       BUILD_DIR/unit (tests/unit/core/test_lock.cpp:
+#                                       BUILD_DIR/unit/core/test_lock.elf)
 #   run.sh run ELF [TIMEOUT_S]          run one under QEMU (mps2-an386, semihosting)
 # Exits 77 (CTest's skip code) with a SKIPPED line when the cross toolchain or QEMU is absent.
 # A run passes only when the program exits 0 AND printed "N passed, 0 failed" with N > 0, so a

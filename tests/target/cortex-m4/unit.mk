@@ -1,8 +1,10 @@
-# Builds the mock-port unit tests (tests/unit/test_*.cpp and test_*.c) as Cortex-M4 programs for
-# QEMU's mps2-an386 board: newlib-nano, semihosting (rdimon) for printf and the exit status.
+# Builds the mock-port unit tests (every test_*.cpp and test_*.c under tests/unit, in any
+# subfolder) as Cortex-M4 programs for QEMU's mps2-an386 board: newlib-nano, semihosting (rdimon)
+# for printf and the exit status.
 # Run from the repository root (the top Makefile's `cortex-m4-tests` target does):
 #   make -f tests/target/cortex-m4/unit.mk M4_BUILD=build/cortex-m4
-# Output: $(M4_BUILD)/unit_<name>.elf, one per test source.
+# Output: one program per test source, at the same path under $(M4_BUILD)/unit:
+# tests/unit/core/test_lock.cpp gives $(M4_BUILD)/unit/core/test_lock.elf.
 M4_BUILD ?= build/cortex-m4
 M4_CROSS ?= arm-none-eabi-
 M4_DIR := tests/target/cortex-m4
@@ -27,14 +29,14 @@ M4_LDFLAGS := $(M4_ARCH) -nostartfiles --specs=rdimon.specs \
 
 M4_LIB_SRC := $(call m4_list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES \
     RESPLOCK_MOCK_SOURCES)
-M4_TESTS_CXX := $(wildcard tests/unit/test_*.cpp)
-M4_TESTS_C := $(wildcard tests/unit/test_*.c)
+M4_TESTS_CXX := $(shell find tests/unit -name 'test_*.cpp' | LC_ALL=C sort)
+M4_TESTS_C := $(shell find tests/unit -name 'test_*.c' | LC_ALL=C sort)
 
 M4_LIB_OBJ := $(patsubst %.cpp,$(M4_BUILD)/obj/%.o,$(M4_LIB_SRC))
 M4_CHECK_OBJ := $(M4_BUILD)/obj/tests/support/check_main.o
 M4_STARTUP_OBJ := $(M4_BUILD)/obj/$(M4_DIR)/startup.o
-M4_ELF := $(patsubst tests/unit/%.cpp,$(M4_BUILD)/unit_%.elf,$(M4_TESTS_CXX)) \
-    $(patsubst tests/unit/%.c,$(M4_BUILD)/unit_%.elf,$(M4_TESTS_C))
+M4_ELF := $(patsubst tests/unit/%.cpp,$(M4_BUILD)/unit/%.elf,$(M4_TESTS_CXX)) \
+    $(patsubst tests/unit/%.c,$(M4_BUILD)/unit/%.elf,$(M4_TESTS_C))
 
 all: $(M4_ELF)
 
@@ -49,7 +51,8 @@ $(M4_BUILD)/libcheck.a: $(M4_CHECK_OBJ)
 M4_LINK_IN := $(M4_STARTUP_OBJ) $(M4_BUILD)/libcheck.a $(M4_BUILD)/libresplock_mock.a \
     $(M4_DIR)/mps2-an386.ld
 
-$(M4_BUILD)/unit_%.elf: $(M4_BUILD)/obj/tests/unit/%.o $(M4_LINK_IN)
+$(M4_BUILD)/unit/%.elf: $(M4_BUILD)/obj/tests/unit/%.o $(M4_LINK_IN)
+	@mkdir -p $(dir $@)
 	$(M4_CXX) $(M4_LDFLAGS) -Wl,-Map,$(@:.elf=.map) -o $@ $< $(M4_STARTUP_OBJ) \
 	    $(M4_BUILD)/libcheck.a $(M4_BUILD)/libresplock_mock.a
 
@@ -71,4 +74,4 @@ $(M4_STARTUP_OBJ): $(M4_DIR)/startup.c
 .PHONY: all
 .SECONDARY:
 -include $(M4_LIB_OBJ:.o=.d) $(M4_CHECK_OBJ:.o=.d) $(M4_STARTUP_OBJ:.o=.d) \
-    $(patsubst %.elf,%.d,$(subst $(M4_BUILD)/unit_,$(M4_BUILD)/obj/tests/unit/,$(M4_ELF)))
+    $(patsubst %.elf,%.d,$(subst $(M4_BUILD)/unit/,$(M4_BUILD)/obj/tests/unit/,$(M4_ELF)))

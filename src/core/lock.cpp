@@ -113,14 +113,8 @@ Status Lock::release() noexcept {
 
 Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     if (key_len_ == 0 || token_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
-    // A renewal that cannot be confirmed while the lock is still valid is of no use: wait for
-    // it no longer than the validity left.
     if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
-    if (validity_.known()) {
-        const std::uint32_t left = remaining_ms();
-        if (left == 0) return Status::expired;
-        if (left < wait_ms) wait_ms = left;
-    }
+    if (!validity_.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
     const resplock_port_t& port = conn_.port();
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);

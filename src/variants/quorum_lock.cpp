@@ -197,14 +197,9 @@ Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noex
 Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     if (count_ == 0 || token_len_ == 0 || !detail::valid_ttl(ttl_ms))
         return Status::invalid_argument;
-    // A renewal confirmed after the lock ran out is of no use: wait no longer than it lasts.
     std::uint32_t wait = wait_for(ttl_ms);
     if (wait_ms < wait) wait = wait_ms > 0 ? wait_ms : 1U;  // round() reads 0 as no bound
-    if (validity_.known()) {
-        const std::uint32_t left = remaining_ms();
-        if (left == 0) return Status::expired;
-        if (left < wait) wait = left;
-    }
+    if (!validity_.bounds_renewal(conns_[0]->port(), wait)) return Status::expired;
     const resplock_port_t& port = conns_[0]->port();
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);

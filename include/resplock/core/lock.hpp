@@ -48,6 +48,15 @@ class Validity {
     bool known() const noexcept { return known_; }
     // Milliseconds left on the port's clock; 0 once run out or when not known.
     std::uint32_t remaining(const resplock_port_t& port) const noexcept;
+    // For a renewal about to be sent: false once this validity has run out (the lock is then
+    // expired, and a renewal confirmed now would be of no use); else lowers wait_ms to the
+    // validity left, when it is known, so that no renewal is awaited past it.
+    bool bounds_renewal(const resplock_port_t& port, std::uint32_t& wait_ms) const noexcept {
+        if (!known_) return true;  // unknown (an adopted token): the renewal goes out
+        const std::uint32_t left = remaining(port);
+        if (left < wait_ms) wait_ms = left;
+        return left > 0;
+    }
 
   private:
     std::uint32_t from_ms_ = 0;  // port clock when the granting request was sent

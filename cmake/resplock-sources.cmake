@@ -50,9 +50,21 @@ set(RESPLOCK_MOCK_SOURCES
     ports/mock/mock.cpp
 )
 
-# The resplock command-line tool (POSIX).
+# The resplock command-line tool (POSIX): main.cpp and the units it is made of (CMake builds the
+# units as a library that tests/cli links too).
 set(RESPLOCK_CLI_SOURCES
     tools/resplock/main.cpp
+    tools/resplock/args.cpp
+    tools/resplock/commands.cpp
+    tools/resplock/exit_codes.cpp
+    tools/resplock/failure.cpp
+    tools/resplock/guardian.cpp
+    tools/resplock/messages.cpp
+    tools/resplock/supervisor.cpp
+    tools/resplock/text.cpp
+    tools/resplock/tls.cpp
+    tools/resplock/url.cpp
+    tools/resplock/usage.cpp
 )
 
 # Warnings every library source is held to; our own builds (RESPLOCK_WERROR, scripts/test.sh)

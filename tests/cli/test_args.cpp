@@ -1,0 +1,687 @@
+// In-process tests of the tool's command line (tools/resplock/args.hpp): every option of the
+// README's table in each of its forms, flags that refuse values, missing values, unknown options,
+// the "--" rules, the command and its operands, the numbers, KEY and TOKEN rows of the invalid-
+// input table, and what complete_options() adds (REDIS_URL, the default URL, the options that
+// apply to some commands only). tests/integration/test_inputs.cpp runs the same rows through the
+// whole tool; here each form is checked for what it sets, not only for its exit code.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "args.hpp"
+#include "capture.hpp"
+#include "check.hpp"
+#include "exit_codes.hpp"
+#include "resplock/core/config.h"
+#include "resplock/version.h"
+
+namespace {
+
+using cli_test::contains;
+using resplock_cli::Command;
+using resplock_cli::exit_usage;
+
+constexpr int go_on = -1;  // parse_args / complete_options: no exit, the tool goes on
+constexpr const char max_text[] = "2147483647";
+
+#define CHECK_TEXT(a, b) CHECK_EQ(std::string_view(a), std::string_view(b))
+
+// One command line, read as the tool reads it: parse_args(), then complete_options() with
+// `redis_url` as REDIS_URL's value. The options point into `words`: a Parsed is never copied.
+struct Parsed {
+    std::vector<std::string> words;
+    std::vector<char*> argv;
+    resplock_cli::Options o;
+    int code = go_on;
+    std::string out;
+    std::string err;
+
+    explicit Parsed(std::vector<std::string> args, const char* redis_url = nullptr)
+        : words(std::move(args)) {
+        words.insert(words.begin(), "resplock");
+        for (std::string& w : words)
+            argv.push_back(w.data());
+        argv.push_back(nullptr);
+        const cli_test::Output output = cli_test::capture([&] {
+            code = resplock_cli::parse_args(static_cast<int>(words.size()), argv.data(), o);
+            if (code == go_on) code = resplock_cli::complete_options(o, redis_url);
+        });
+        out = output.out;
+        err = output.err;
+    }
+    Parsed(const Parsed&) = delete;
+    Parsed& operator=(const Parsed&) = delete;
+
+    // run's COMMAND [ARGS...].
+    std::vector<std::string> command() const {
+        std::vector<std::string> c;
+        for (char** a = o.run_argv; a != nullptr && *a != nullptr; ++a)
+            c.emplace_back(*a);
+        return c;
+    }
+
+    void show() const {
+        std::printf("      args:");
+        for (std::size_t i = 1; i < words.size(); ++i)
+            std::printf(" '%s'", words[i].c_str());
+        std::printf("\n      exit %d, stderr: %s      stdout: %.200s\n", code, err.c_str(),
+                    out.c_str());
+    }
+};
+
+// The line is accepted, silently.
+bool accepted(const Parsed& p) {
+    const bool ok = CHECK_EQ(p.code, go_on) && CHECK(p.err.empty()) && CHECK(p.out.empty());
+    if (!ok) p.show();
+    return ok;
+}
+
+// The line is a usage error (64): one "resplock: " line that contains `text`, nothing on stdout.
+bool refused(const Parsed& p, const std::string& text) {
+    const bool ok = CHECK_EQ(p.code, exit_usage) && CHECK(cli_test::one_message(p.err)) &&
+                    CHECK(contains(p.err, text)) && CHECK(p.out.empty());
+    if (!ok) {
+        std::printf("      expected: %s\n", text.c_str());
+        p.show();
+    }
+    return ok;
+}
+
+// The value options and their lower bound (the upper one is 2147483647 for all).
+struct NumberOption {
+    const char* name;
+    const char* lo;
+};
+constexpr NumberOption number_options[] = {
+    {"ttl", "1"}, {"wait", "0"}, {"timeout", "1"}, {"once-per", "1"}};
+
+std::uint32_t number_of(const resplock_cli::Options& o, std::string_view name) {
+    if (name == "ttl") return o.ttl_ms;
+    if (name == "wait") return o.wait_ms;
+    if (name == "timeout") return o.timeout_ms;
+    return o.once_per_ms;
+}
+
+// acquire takes every number option (status would refuse --once-per).
+std::vector<std::string> with_acquire(std::vector<std::string> options) {
+    options.insert(options.end(), {"acquire", "k"});
+    return options;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Defaults
+
+TEST(defaults_without_options) {
+    const Parsed p({"status", "k"});
+    REQUIRE(accepted(p));
+    CHECK(p.o.command == Command::status);
+    CHECK_TEXT(p.o.command_name, "status");
+    CHECK_EQ(p.o.operand_count, 1);
+    CHECK_TEXT(p.o.operands[0], "k");
+    CHECK_TEXT(p.o.key_shown.text, "k");
+    REQUIRE_EQ(p.o.url_count, 1);
+    CHECK_TEXT(p.o.urls[0], "redis://127.0.0.1:6379");
+    CHECK_TEXT(p.o.url_source, "--url");
+    CHECK(p.o.password_file == nullptr);
+    CHECK(p.o.cacert == nullptr && p.o.cert == nullptr && p.o.key == nullptr);
+    CHECK(p.o.tls_server_name == nullptr);
+    CHECK(!p.o.insecure && !p.o.fence && !p.o.wake);
+    CHECK_EQ(p.o.ttl_ms, 30000U);
+    CHECK_EQ(p.o.wait_ms, 0U);
+    CHECK_EQ(p.o.timeout_ms, 2000U);
+    CHECK_EQ(p.o.once_per_ms, 0U);
+    CHECK(p.o.run_argv == nullptr);
+}
+
+// ---------------------------------------------------------------------------------------------
+// --url and -u
+
+TEST(url_in_every_form) {
+    const std::string u = "redis://h:6380/2";
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"-u", u, "status", "k"},
+                                               {"-u" + u, "status", "k"},
+                                               {"--url", u, "status", "k"},
+                                               {"--url=" + u, "status", "k"},
+                                               {"status", "k", "-u", u},
+                                               {"status", "k", "--url=" + u}}) {
+        const Parsed p(args, "redis://ignored:1");
+        if (!accepted(p)) continue;
+        CHECK_EQ(p.o.url_count, 1);
+        CHECK_EQ(p.o.urls[0], std::string_view(u));
+        CHECK_TEXT(p.o.url_source, "--url");
+    }
+}
+
+TEST(url_given_up_to_five_times) {
+    std::vector<std::string> args;
+    for (int i = 1; i <= RESPLOCK_MAX_SERVERS; ++i) {
+        args.insert(args.end(), {"-u", "redis://h" + std::to_string(i)});
+    }
+    {
+        const Parsed p(with_acquire(args));
+        REQUIRE(accepted(p));
+        REQUIRE_EQ(p.o.url_count, RESPLOCK_MAX_SERVERS);
+        CHECK_TEXT(p.o.urls[0], "redis://h1");
+        CHECK_TEXT(p.o.urls[RESPLOCK_MAX_SERVERS - 1], "redis://h5");
+    }
+    args.insert(args.end(), {"--url", "redis://h6"});
+    refused(Parsed(with_acquire(args)), "too many servers: at most 5 URLs");
+}
+
+TEST(url_comma_lists) {
+    struct Case {
+        std::string value;
+        std::vector<std::string> urls;
+    };
+    const std::vector<Case> cases = {
+        {"redis://a,redis://b", {"redis://a", "redis://b"}},
+        {"redis://a,rediss://b,REDIS://c", {"redis://a", "rediss://b", "REDIS://c"}},
+        // A comma not followed by a scheme stays in its URL: in a password, or a host list that
+        // the URL check refuses later.
+        {"redis://:p,w@a:1,redis://:x,,y@b", {"redis://:p,w@a:1", "redis://:x,,y@b"}},
+        {"redis://a,b", {"redis://a,b"}},
+        {"redis://a,", {"redis://a,"}},
+        {",redis://a", {"", "redis://a"}},
+        {"", {""}},
+    };
+    for (const Case& c : cases) {
+        const Parsed p({"--url=" + c.value, "status", "k"});
+        if (!accepted(p) || !CHECK_EQ(p.o.url_count, static_cast<int>(c.urls.size()))) {
+            std::printf("      value: %s\n", c.value.c_str());
+            continue;
+        }
+        for (std::size_t i = 0; i < c.urls.size(); ++i)
+            CHECK_EQ(p.o.urls[i], std::string_view(c.urls[i]));
+    }
+    // Lists and repeated options add up, to five in all.
+    const Parsed p(
+        {"-u", "redis://a,redis://b", "--url=redis://c,redis://d", "-uredis://e", "status", "k"});
+    REQUIRE(accepted(p));
+    CHECK_EQ(p.o.url_count, 5);
+    CHECK_TEXT(p.o.urls[4], "redis://e");
+    refused(Parsed({"-u", "redis://a,redis://b,redis://c", "-u", "redis://d,redis://e,redis://f",
+                    "status", "k"}),
+            "too many servers");
+    refused(Parsed({"--url=redis://1,redis://2,redis://3,redis://4,redis://5,redis://6", "status",
+                    "k"}),
+            "too many servers");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Value options in both forms
+
+TEST(password_file_in_both_forms) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--password-file", "/p w", "status", "k"},
+                                               {"--password-file=/p w", "status", "k"},
+                                               {"status", "k", "--password-file", "/p w"}}) {
+        const Parsed p(args);
+        if (accepted(p)) CHECK_TEXT(p.o.password_file, "/p w");
+    }
+    refused(Parsed({"--password-file=", "status", "k"}), "--password-file needs a file name");
+    refused(Parsed({"--password-file", "", "status", "k"}), "--password-file needs a file name");
+}
+
+TEST(tls_options_in_both_forms) {
+    const Parsed spaced({"--cacert", "ca.pem", "--cert", "c.pem", "--key", "k.pem",
+                         "--tls-server-name", "redis.example", "status", "k"});
+    const Parsed joined({"--cacert=ca.pem", "--cert=c.pem", "--key=k.pem",
+                         "--tls-server-name=redis.example", "status", "k"});
+    for (const Parsed* p : {&spaced, &joined}) {
+        if (!accepted(*p)) continue;
+        CHECK_TEXT(p->o.cacert, "ca.pem");
+        CHECK_TEXT(p->o.cert, "c.pem");
+        CHECK_TEXT(p->o.key, "k.pem");
+        CHECK_TEXT(p->o.tls_server_name, "redis.example");
+    }
+    for (const char* name : {"cacert", "cert", "key", "tls-server-name"}) {
+        const std::string option = std::string("--") + name;
+        refused(Parsed({option + "=", "status", "k"}), option + " needs a value");
+        refused(Parsed({option, "", "status", "k"}), option + " needs a value");
+    }
+}
+
+TEST(numbers_in_both_forms) {
+    for (const NumberOption& n : number_options) {
+        const std::string option = std::string("--") + n.name;
+        const Parsed spaced(with_acquire({option, "1234"}));
+        const Parsed joined(with_acquire({option + "=4321"}));
+        if (accepted(spaced)) CHECK_EQ(number_of(spaced.o, n.name), 1234U);
+        if (accepted(joined)) CHECK_EQ(number_of(joined.o, n.name), 4321U);
+    }
+}
+
+TEST(numbers_at_their_bounds_are_accepted) {
+    for (const NumberOption& n : number_options) {
+        const std::string option = std::string("--") + n.name;
+        for (const char* v : {n.lo, max_text}) {
+            const Parsed p(with_acquire({option, v}));
+            if (accepted(p)) CHECK_EQ(std::to_string(number_of(p.o, n.name)), std::string(v));
+        }
+        // Leading zeros are digits like any other.
+        const Parsed p(with_acquire({option + "=007"}));
+        if (accepted(p)) CHECK_EQ(number_of(p.o, n.name), 7U);
+    }
+}
+
+TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
+    for (const NumberOption& n : number_options) {
+        const std::string option = std::string("--") + n.name;
+        std::vector<std::string> bad = {"-1",
+                                        "-5",
+                                        "+5",
+                                        " 5",
+                                        "5 ",
+                                        "5ms",
+                                        "5s",
+                                        "abc",
+                                        "",
+                                        "0x10",
+                                        "1e3",
+                                        "5.0",
+                                        "1,000",
+                                        "2147483648",
+                                        "4294967296",
+                                        "18446744073709551617",
+                                        "99999999999999999999999"};
+        if (std::string_view(n.lo) == "1") bad.emplace_back("0");
+        for (const std::string& v : bad) {
+            const std::string text = option + ": expected a whole number of milliseconds in " +
+                                     n.lo + ".." + max_text + ", got '" + v + "'";
+            refused(Parsed(with_acquire({option, v})), text);
+            refused(Parsed(with_acquire({option + "=" + v})), text);
+        }
+    }
+}
+
+TEST(wait_zero_is_one_attempt_not_an_error) {
+    const Parsed p(with_acquire({"--wait", "0"}));
+    if (accepted(p)) CHECK_EQ(p.o.wait_ms, 0U);
+}
+
+TEST(a_value_is_the_next_argument_even_with_a_dash) {
+    refused(Parsed({"--ttl", "--wait", "5", "acquire", "k"}), "got '--wait'");
+    const Parsed url({"--url", "-x", "status", "k"});
+    if (accepted(url)) CHECK_TEXT(url.o.urls[0], "-x");  // refused later, as a URL
+    const Parsed file({"--password-file", "-", "status", "k"});
+    if (accepted(file)) CHECK_TEXT(file.o.password_file, "-");
+}
+
+TEST(option_values_are_echoed_masked_and_cut) {
+    const Parsed p({"--ttl", "redis://default:Hunter2Pw@h", "status", "k"});
+    refused(p, "got 'redis://default:***@h'");
+    CHECK(!contains(p.err, "Hunter2Pw"));
+    const Parsed bare({"--wait=redis://default:Hunter2Pw", "acquire", "k"});
+    refused(bare, "got 'redis://***'");
+    CHECK(!contains(bare.err, "Hunter2Pw"));
+    const Parsed longer({"--timeout", std::string(100, '9') + "x", "status", "k"});
+    refused(longer, "got '" + std::string(40, '9') + "'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Flags
+
+TEST(flags_are_set) {
+    const Parsed p({"--fence", "--wake", "--insecure-skip-tls-verify", "acquire", "k"});
+    REQUIRE(accepted(p));
+    CHECK(p.o.fence);
+    CHECK(p.o.wake);
+    CHECK(p.o.insecure);
+    const Parsed after({"acquire", "k", "--fence"});
+    if (accepted(after)) CHECK(after.o.fence);
+}
+
+TEST(flags_refuse_values) {
+    for (const char* flag : {"fence", "wake", "insecure-skip-tls-verify", "help", "version"}) {
+        for (const char* value : {"1", "yes", ""}) {
+            refused(Parsed({std::string("--") + flag + "=" + value, "acquire", "k"}),
+                    std::string("--") + flag + " takes no value");
+        }
+    }
+}
+
+TEST(flag_followed_by_a_word_takes_it_as_an_operand) {
+    // A flag never takes the next argument: here it is KEY.
+    const Parsed p({"acquire", "--fence", "k"});
+    REQUIRE(accepted(p));
+    CHECK(p.o.fence);
+    CHECK_TEXT(p.o.operands[0], "k");
+}
+
+// ---------------------------------------------------------------------------------------------
+// --help and --version
+
+TEST(help_and_version) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"--help"}, {"-h"}, {"status", "k", "-h"}, {"--help", "--bogus"}, {"-h", "frob"}}) {
+        const Parsed p(args);
+        const bool ok = CHECK_EQ(p.code, resplock_cli::exit_ok) && CHECK(p.err.empty()) &&
+                        CHECK(p.out.rfind("Usage: resplock [OPTIONS] COMMAND ...\n", 0) == 0) &&
+                        CHECK(contains(p.out, "Exit status:"));
+        if (!ok) p.show();
+    }
+    const Parsed v({"--version"});
+    CHECK_EQ(v.code, resplock_cli::exit_ok);
+    CHECK_EQ(std::string_view(v.out), std::string_view("resplock " RESPLOCK_VERSION "\n"));
+    CHECK(v.err.empty());
+}
+
+TEST(help_text_names_every_option_and_exit_code) {
+    const Parsed p({"--help"});
+    for (const char* word : {"--url URL",
+                             "-u,",
+                             "--password-file PATH",
+                             "--ttl MS",
+                             "--wait MS",
+                             "--timeout MS",
+                             "--fence",
+                             "--once-per MS",
+                             "--wake",
+                             "--cacert FILE",
+                             "--cert FILE",
+                             "--key FILE",
+                             "--tls-server-name NAME",
+                             "--insecure-skip-tls-verify",
+                             "-h, --help",
+                             "--version",
+                             "acquire KEY",
+                             "release KEY TOKEN",
+                             "extend KEY TOKEN",
+                             "status KEY",
+                             "run KEY -- COMMAND",
+                             "    0  ",
+                             "    1  ",
+                             "   64  ",
+                             "   69  ",
+                             "   70  ",
+                             "   74  ",
+                             "   75  ",
+                             "   76  ",
+                             "   77  ",
+                             "  126  ",
+                             "  127  "}) {
+        if (!CHECK(contains(p.out, word))) std::printf("      missing: %s\n", word);
+    }
+#ifdef RESPLOCK_CLI_TLS
+    CHECK(!contains(p.out, "this build has no TLS support"));
+#else
+    CHECK(contains(p.out, "this build has no TLS support"));
+#endif
+}
+
+TEST(an_error_before_help_wins) {
+    refused(Parsed({"--bogus", "--help"}), "unknown option '--bogus'");
+    refused(Parsed({"--ttl", "0", "--version"}), "--ttl: expected");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unknown options and missing values
+
+TEST(unknown_options) {
+    for (const char* arg : {"--bogus", "-x", "-U", "--URL=redis://h", "--u", "--h", "-help", "-hx",
+                            "--ttl-ms=5", "--Ttl=5", "--urll", "---url", "--=5", "--help-me"}) {
+        refused(Parsed({arg, "status", "k"}), std::string("unknown option '") + arg + "'");
+    }
+    // After the command and KEY too.
+    refused(Parsed({"status", "k", "--bogus"}), "unknown option '--bogus'");
+}
+
+TEST(unknown_option_echo_is_masked_and_cut) {
+    const std::string u = "redis://:Hunter2Pw@127.0.0.1:6379";
+    for (const std::string& arg : {"--URL=" + u, "--urll=" + u, "-x" + u, "--" + u, "-U" + u}) {
+        const Parsed p({arg, "status", "k"});
+        refused(p, "unknown option '");
+        if (!CHECK(!contains(p.err, "Hunter2Pw"))) p.show();
+    }
+    refused(Parsed({"--urll=redis://:Hunter2Pw@h", "status", "k"}),
+            "unknown option '--urll=redis://:***@h'");
+    refused(Parsed({"--" + std::string(60, 'x'), "status", "k"}),
+            "unknown option '--" + std::string(38, 'x') + "' (try");
+}
+
+TEST(missing_values) {
+    for (const char* option :
+         {"--url", "--password-file", "--ttl", "--wait", "--timeout", "--once-per", "--cacert",
+          "--cert", "--key", "--tls-server-name", "-u"}) {
+        refused(Parsed({"acquire", "k", option}),
+                std::string("option ") + option + " needs a value");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command and its operands
+
+TEST(commands_and_their_operands) {
+    struct Case {
+        std::vector<std::string> args;
+        Command command;
+        int operands;
+    };
+    const std::vector<Case> cases = {
+        {{"acquire", "k"}, Command::acquire, 1},       {{"release", "k", "t"}, Command::release, 2},
+        {{"extend", "k", "t"}, Command::extend, 2},    {{"status", "k"}, Command::status, 1},
+        {{"run", "k", "--", "true"}, Command::run, 1},
+    };
+    for (const Case& c : cases) {
+        const Parsed p(c.args);
+        if (!accepted(p)) continue;
+        CHECK(p.o.command == c.command);
+        CHECK_EQ(std::string_view(p.o.command_name), std::string_view(c.args[0]));
+        CHECK_EQ(p.o.operand_count, c.operands);
+        CHECK_TEXT(p.o.operands[0], "k");
+        if (c.operands == 2) CHECK_TEXT(p.o.operands[1], "t");
+    }
+}
+
+TEST(missing_command_or_operand) {
+    refused(Parsed({}), "missing command: acquire, release, extend, status or run");
+    refused(Parsed({"--ttl", "5"}), "missing command");
+    refused(Parsed({"--"}), "missing command");
+    refused(Parsed({"acquire"}), "acquire: missing KEY");
+    refused(Parsed({"status"}), "status: missing KEY");
+    refused(Parsed({"run"}), "run: missing KEY");
+    refused(Parsed({"release"}), "release: missing KEY");
+    refused(Parsed({"release", "k"}), "release: missing TOKEN");
+    refused(Parsed({"extend", "k"}), "extend: missing TOKEN");
+}
+
+TEST(unknown_commands) {
+    for (const char* command : {"frobnicate", "ACQUIRE", "Status", "lock", "unlock", "acquire "}) {
+        refused(Parsed({command, "k"}), std::string("unknown command '") + command + "'");
+    }
+    const Parsed p({"redis://default:Hunter2Pw", "status", "k"});
+    refused(p, "unknown command 'redis://***'");
+    CHECK(!contains(p.err, "Hunter2Pw"));
+}
+
+TEST(too_many_arguments) {
+    refused(Parsed({"status", "k", "extra"}), "status: too many arguments");
+    refused(Parsed({"acquire", "a", "b"}), "acquire: too many arguments");
+    refused(Parsed({"release", "k", "t", "extra"}), "release: too many arguments");
+    refused(Parsed({"extend", "k", "t", "x", "y"}), "extend: too many arguments");
+    // An extra argument that holds a password is not echoed.
+    const Parsed p({"status", "k", "redis://default:Hunter2Pw"});
+    refused(p, "status: too many arguments");
+    CHECK(!contains(p.err, "Hunter2Pw"));
+}
+
+TEST(key_length) {
+    const std::string max_key(RESPLOCK_MAX_KEY_LEN, 'k');
+    for (const std::string& key : {std::string("k"), max_key}) {
+        const Parsed p({"acquire", key});
+        if (accepted(p)) CHECK_EQ(std::string_view(p.o.operands[0]), std::string_view(key));
+    }
+    refused(Parsed({"acquire", ""}), "acquire: KEY must not be empty");
+    refused(Parsed({"run", "", "--", "true"}), "run: KEY must not be empty");
+    refused(Parsed({"status", max_key + "k"}),
+            "status: KEY is 129 bytes long; at most 128 are accepted");
+    refused(Parsed({"release", std::string(1000, 'k'), "t"}), "KEY is 1000 bytes long");
+}
+
+TEST(key_bytes_are_kept) {
+    for (const std::string& key :
+         {std::string("in puts:\r\n\xff end"), std::string("-"), std::string("--"),
+          std::string("k=v"), std::string("user@host"), std::string(" ")}) {
+        const Parsed p({"acquire", "--", key});
+        if (!accepted(p)) continue;
+        CHECK_EQ(std::string_view(p.o.operands[0]), std::string_view(key));
+        // Messages show it as is (report() turns control characters into '?').
+        CHECK_EQ(std::string_view(p.o.key_shown.text), std::string_view(key));
+    }
+}
+
+TEST(key_that_may_hold_a_password_is_masked_in_messages) {
+    const Parsed p({"acquire", "redis://default:Hunter2Pw@busy"});
+    REQUIRE(accepted(p));
+    CHECK_TEXT(p.o.operands[0], "redis://default:Hunter2Pw@busy");  // used as is
+    CHECK_TEXT(p.o.key_shown.text, "redis://default:***@busy");
+    const Parsed bare({"release", "redis://default:Hunter2Pw", std::string(41, 't')});
+    refused(bare, "release redis://***: TOKEN must be 1..40 characters");
+    CHECK(!contains(bare.err, "Hunter2Pw"));
+}
+
+TEST(token_length) {
+    for (const char* command : {"release", "extend"}) {
+        for (const std::string& token : {std::string("t"), std::string(40, 't')}) {
+            const Parsed p({command, "k", token});
+            if (accepted(p)) CHECK_EQ(std::string_view(p.o.operands[1]), std::string_view(token));
+        }
+        for (const std::string& token : {std::string(), std::string(41, 't')}) {
+            refused(Parsed({command, "k", token}),
+                    std::string(command) +
+                        " k: TOKEN must be 1..40 characters (as printed by 'resplock acquire')");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// "--"
+
+TEST(double_dash_ends_the_options) {
+    const Parsed dash({"acquire", "--", "-dash"});
+    if (accepted(dash)) CHECK_TEXT(dash.o.operands[0], "-dash");
+    const Parsed first({"--", "acquire", "k"});
+    if (accepted(first)) CHECK(first.o.command == Command::acquire);
+    const Parsed token({"release", "--", "k", "--"});
+    if (accepted(token)) CHECK_TEXT(token.o.operands[1], "--");
+    const Parsed options({"--ttl", "5000", "--", "acquire", "k"});
+    if (accepted(options)) CHECK_EQ(options.o.ttl_ms, 5000U);
+    // After it, what looks like an option is an operand.
+    refused(Parsed({"acquire", "--", "k", "--ttl"}), "acquire: too many arguments");
+    refused(Parsed({"status", "k", "--", "extra"}), "status: too many arguments");
+    refused(Parsed({"--", "--help"}), "unknown command '--help'");
+}
+
+TEST(run_command_forms) {
+    struct Case {
+        std::vector<std::string> args;
+        std::vector<std::string> command;
+        std::uint32_t ttl_ms;
+    };
+    const std::vector<Case> cases = {
+        {{"run", "k", "--", "true"}, {"true"}, 30000},
+        {{"run", "k", "true", "a", "b"}, {"true", "a", "b"}, 30000},
+        // The "--" right after KEY is always the separator, even when another follows.
+        {{"run", "k", "--", "--"}, {"--"}, 30000},
+        {{"run", "k", "--", "--", "x"}, {"--", "x"}, 30000},
+        // After a first "--", KEY, then the separator.
+        {{"run", "--", "k", "--", "true"}, {"true"}, 30000},
+        {{"run", "--", "k", "true"}, {"true"}, 30000},
+        {{"run", "--", "k", "--", "--", "x"}, {"--", "x"}, 30000},
+        {{"--", "run", "k", "--", "true"}, {"true"}, 30000},
+        // Options before the separator are resplock's; from COMMAND on, COMMAND's.
+        {{"run", "k", "--ttl", "5000", "--", "true"}, {"true"}, 5000},
+        {{"run", "--ttl=5000", "k", "--", "true"}, {"true"}, 5000},
+        {{"run", "k", "sh", "--ttl", "5"}, {"sh", "--ttl", "5"}, 30000},
+        {{"run", "k", "--", "-u", "x"}, {"-u", "x"}, 30000},
+        {{"run", "k", "-", "x"}, {"-", "x"}, 30000},
+        {{"-u", "redis://h", "run", "k", "--", "env", "--", "x"}, {"env", "--", "x"}, 30000},
+    };
+    for (const Case& c : cases) {
+        const Parsed p(c.args);
+        if (!accepted(p)) continue;
+        const bool ok = CHECK(p.o.command == Command::run) && CHECK_TEXT(p.o.operands[0], "k") &&
+                        CHECK(p.command() == c.command) && CHECK_EQ(p.o.ttl_ms, c.ttl_ms);
+        if (!ok) {
+            p.show();
+            for (const std::string& w : p.command())
+                std::printf("      COMMAND word: '%s'\n", w.c_str());
+        }
+    }
+}
+
+TEST(run_without_command_is_refused) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"run", "k"}, {"run", "k", "--"}, {"run", "--", "k"}, {"run", "--", "k", "--"}}) {
+        refused(Parsed(args),
+                "run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
+    }
+    refused(Parsed({"run", "k", "-x", "--", "true"}), "unknown option '-x'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// complete_options(): REDIS_URL, the default, and options that fit some commands only
+
+TEST(redis_url_is_used_without_url) {
+    {
+        const Parsed p({"status", "k"}, "redis://:pw@h:1/2");
+        REQUIRE(accepted(p));
+        REQUIRE_EQ(p.o.url_count, 1);
+        CHECK_TEXT(p.o.urls[0], "redis://:pw@h:1/2");
+        CHECK_TEXT(p.o.url_source, "REDIS_URL");
+    }
+    {
+        const Parsed p({"status", "k"}, "redis://:p,w@a,rediss://b");
+        REQUIRE(accepted(p));
+        REQUIRE_EQ(p.o.url_count, 2);
+        CHECK_TEXT(p.o.urls[0], "redis://:p,w@a");
+        CHECK_TEXT(p.o.urls[1], "rediss://b");
+    }
+    for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
+        const Parsed p({"status", "k"}, unset);
+        REQUIRE(accepted(p));
+        CHECK_EQ(p.o.url_count, 1);
+        CHECK_TEXT(p.o.urls[0], resplock_cli::default_url);
+        CHECK_TEXT(p.o.url_source, "--url");
+    }
+    // --url wins, whatever REDIS_URL holds.
+    const Parsed p({"-u", "redis://mine", "status", "k"}, "not a URL at all");
+    REQUIRE(accepted(p));
+    CHECK_EQ(p.o.url_count, 1);
+    CHECK_TEXT(p.o.urls[0], "redis://mine");
+    refused(Parsed({"status", "k"}, "redis://1,redis://2,redis://3,redis://4,redis://5,redis://6"),
+            "too many servers");
+}
+
+TEST(once_per_and_fence_apply_to_acquire_and_run_only) {
+    accepted(Parsed({"--once-per", "1000", "--fence", "acquire", "k"}));
+    accepted(Parsed({"--once-per", "1000", "--fence", "run", "k", "--", "true"}));
+    for (const std::vector<std::string>& line : std::vector<std::vector<std::string>>{
+             {"status", "k"}, {"release", "k", "t"}, {"extend", "k", "t"}}) {
+        std::vector<std::string> once = {"--once-per", "1000"};
+        once.insert(once.end(), line.begin(), line.end());
+        refused(Parsed(once), "--once-per applies to run and acquire only");
+        std::vector<std::string> fence = {"--fence"};
+        fence.insert(fence.end(), line.begin(), line.end());
+        refused(Parsed(fence), "--fence applies to run and acquire only");
+    }
+    // --wake and the TLS options fit every command at this stage.
+    accepted(Parsed({"--wake", "release", "k", "t"}));
+    accepted(Parsed({"--cacert", "ca.pem", "status", "k"}));
+}
+
+TEST(first_error_wins) {
+    refused(Parsed({"--ttl", "0", "frobnicate"}), "--ttl: expected");
+    refused(Parsed({"frobnicate", "--ttl", "0"}), "unknown command 'frobnicate'");
+    refused(Parsed({"status", "k", "--bogus", "--ttl"}), "unknown option '--bogus'");
+    // Option errors come before the checks of the operands...
+    refused(Parsed({"acquire", "--ttl", "x"}), "--ttl: expected");
+    // ...which come before the options that fit some commands only.
+    refused(Parsed({"--fence", "status"}), "status: missing KEY");
+}

@@ -1,0 +1,298 @@
+// parse_args() and complete_options() (see args.hpp): each argument of the command line in turn,
+// then the checks on the whole.
+#include "args.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+#include "exit_codes.hpp"
+#include "resplock/core/lock.hpp"
+#include "text.hpp"
+#include "url.hpp"
+#include "usage.hpp"
+
+namespace resplock_cli {
+
+namespace {
+
+Command command_from(const char* name) {
+    const std::string_view n(name);
+    if (n == "acquire") return Command::acquire;
+    if (n == "release") return Command::release;
+    if (n == "extend") return Command::extend;
+    if (n == "status") return Command::status;
+    if (n == "run") return Command::run;
+    return Command::none;
+}
+
+// Adds the URLs of one --url value (or of REDIS_URL): one URL, or several separated by commas,
+// each starting with redis:// or rediss://.
+bool add_urls(Options& o, const char* value) {
+    std::string_view rest(value);
+    for (;;) {
+        const std::size_t cut = url_list_cut(rest);
+        if (o.url_count == RESPLOCK_MAX_SERVERS) {
+            report("too many servers: at most %d URLs (a quorum lock over up to %d servers)",
+                   RESPLOCK_MAX_SERVERS, RESPLOCK_MAX_SERVERS);
+            return false;
+        }
+        o.urls[o.url_count++] = rest.substr(0, cut);
+        if (cut == rest.size()) return true;
+        rest.remove_prefix(cut + 1);
+    }
+}
+
+// Values an option takes.
+bool apply_option(Options& o, std::string_view name, const char* value) {
+    std::uint32_t* number = nullptr;
+    std::uint32_t lo = 1;
+    if (name == "ttl") {
+        number = &o.ttl_ms;
+    } else if (name == "wait") {
+        number = &o.wait_ms;
+        lo = 0;
+    } else if (name == "timeout") {
+        number = &o.timeout_ms;
+    } else if (name == "once-per") {
+        number = &o.once_per_ms;
+    } else if (name == "url") {
+        return add_urls(o, value);
+    } else if (name == "password-file") {
+        if (*value == '\0') {
+            report("--password-file needs a file name");
+            return false;
+        }
+        o.password_file = value;
+        return true;
+    } else if (name == "cacert" || name == "cert" || name == "key" || name == "tls-server-name") {
+        if (*value == '\0') {
+            report("--%.*s needs a value", static_cast<int>(name.size()), name.data());
+            return false;
+        }
+        (name == "cacert" ? o.cacert
+         : name == "cert" ? o.cert
+         : name == "key"  ? o.key
+                          : o.tls_server_name) = value;
+        return true;
+    }
+    if (!parse_number(value, lo, max_ms, *number)) {
+        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%s'",
+               static_cast<int>(name.size()), name.data(), lo, max_ms, Shown(value).text);
+        return false;
+    }
+    return true;
+}
+
+bool takes_value(std::string_view name) {
+    return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
+           name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
+           name == "tls-server-name" || name == "once-per";
+}
+
+// Options that take no value.
+bool* flag_of(Options& o, std::string_view name) {
+    if (name == insecure_flag) return &o.insecure;
+    if (name == "fence") return &o.fence;
+    if (name == "wake") return &o.wake;
+    return nullptr;
+}
+
+// Adds one positional argument. For run, the first one after KEY starts COMMAND.
+bool add_operand(Options& o, int argc, char** argv, int& i) {
+    const char* arg = argv[i];
+    if (o.command == Command::none) {
+        o.command = command_from(arg);
+        o.command_name = arg;
+        if (o.command == Command::none) {
+            report("unknown command '%s' (try 'resplock --help')", Shown(arg).text);
+            return false;
+        }
+        return true;
+    }
+    if (o.command == Command::run && o.operand_count == 1) {
+        // COMMAND starts after KEY, past a "--" right after KEY: that one is always the separator.
+        if (std::strcmp(arg, "--") == 0) ++i;
+        if (i < argc) o.run_argv = argv + i;
+        i = argc;
+        return true;
+    }
+    if (o.operand_count == 3) {
+        report("%s: too many arguments (try 'resplock --help')", o.command_name);
+        return false;
+    }
+    o.operands[o.operand_count++] = arg;
+    return true;
+}
+
+// What follows a "--" at argv[i]. Right after run's KEY it is the separator, and COMMAND is what
+// follows, even another "--"; elsewhere the rest are operands (for run, COMMAND then starts
+// after KEY and its own separator).
+bool add_after_double_dash(Options& o, int argc, char** argv, int i) {
+    if (o.command == Command::run && o.operand_count == 1) {
+        if (i + 1 < argc) o.run_argv = argv + i + 1;
+        return true;
+    }
+    for (++i; i < argc; ++i) {
+        if (!add_operand(o, argc, argv, i)) return false;
+    }
+    return true;
+}
+
+// Splits an argument that starts with '-' into its option name and the value it carries ("=v",
+// or "-uURL"; null when none). False (reported) for an unknown short option.
+bool split_option(const char* arg, std::string_view& name, const char*& value) {
+    value = nullptr;
+    if (arg[1] == '-') {
+        name = arg + 2;
+        const std::size_t eq = name.find('=');
+        if (eq != std::string_view::npos) {
+            value = arg + 2 + eq + 1;
+            name = name.substr(0, eq);
+        }
+        return true;
+    }
+    if (arg[1] == 'u') {
+        name = "url";
+        if (arg[2] != '\0') value = arg + 2;
+        return true;
+    }
+    if (arg[1] == 'h' && arg[2] == '\0') {
+        name = "help";
+        return true;
+    }
+    report("unknown option '%s' (try 'resplock --help')", Shown(arg).text);
+    return false;
+}
+
+// --help or --version: prints it and returns the exit code.
+int show_help(std::string_view name, const char* value) {
+    if (value != nullptr) {
+        report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
+        return exit_usage;
+    }
+    if (name == "help") {
+        usage(stdout);
+    } else {
+        version(stdout);
+    }
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+// The option at argv[i] (and its value, from the next argument if it needs one: i moves past it).
+// Returns -1 to go on, else the exit code.
+int parse_option(Options& o, int argc, char** argv, int& i) {
+    const char* arg = argv[i];
+    std::string_view name;
+    const char* value = nullptr;
+    if (!split_option(arg, name, value)) return exit_usage;
+    if (name == "help" || name == "version") return show_help(name, value);
+    if (bool* flag = flag_of(o, name); flag != nullptr) {
+        if (value != nullptr) {
+            report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
+            return exit_usage;
+        }
+        *flag = true;
+        return -1;
+    }
+    if (!takes_value(name)) {
+        report("unknown option '%s' (try 'resplock --help')", Shown(arg).text);
+        return exit_usage;
+    }
+    if (value == nullptr) {
+        if (i + 1 >= argc) {
+            report("option %s needs a value", Shown(arg).text);
+            return exit_usage;
+        }
+        value = argv[++i];
+    }
+    return apply_option(o, name, value) ? -1 : exit_usage;
+}
+
+// KEY (1..RESPLOCK_MAX_KEY_LEN bytes) and, for release and extend, TOKEN (1..max_token_len).
+int check_key_and_token(Options& o, bool needs_token) {
+    const std::size_t key_len = std::strlen(o.operands[0]);
+    if (key_len == 0) {
+        report("%s: KEY must not be empty", o.command_name);
+        return exit_usage;
+    }
+    if (key_len > RESPLOCK_MAX_KEY_LEN) {
+        report("%s: KEY is %zu bytes long; at most %d are accepted", o.command_name, key_len,
+               RESPLOCK_MAX_KEY_LEN);
+        return exit_usage;
+    }
+    o.key_shown = Masked(o.operands[0]);
+    if (needs_token) {
+        const std::size_t token_len = std::strlen(o.operands[1]);
+        if (token_len == 0 || token_len > resplock::max_token_len) {
+            report("%s %s: TOKEN must be 1..%zu characters (as printed by 'resplock acquire')",
+                   o.command_name, o.key_shown.text, resplock::max_token_len);
+            return exit_usage;
+        }
+    }
+    return -1;
+}
+
+// The command and its operands, once every argument is read.
+int check_operands(Options& o) {
+    if (o.command == Command::none) {
+        report("missing command: acquire, release, extend, status or run (try 'resplock --help')");
+        return exit_usage;
+    }
+    const bool needs_token = o.command == Command::release || o.command == Command::extend;
+    const int wanted = needs_token ? 2 : 1;
+    if (o.operand_count < wanted) {
+        report("%s: missing %s (try 'resplock --help')", o.command_name,
+               o.operand_count == 0 ? "KEY" : "TOKEN");
+        return exit_usage;
+    }
+    if (o.operand_count > wanted) {
+        report("%s: too many arguments (try 'resplock --help')", o.command_name);
+        return exit_usage;
+    }
+    if (o.command == Command::run && o.run_argv == nullptr) {
+        report("run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
+        return exit_usage;
+    }
+    return check_key_and_token(o, needs_token);
+}
+
+}  // namespace
+
+int parse_args(int argc, char** argv, Options& o) {
+    for (int i = 1; i < argc; ++i) {
+        const char* arg = argv[i];
+        if (std::strcmp(arg, "--") == 0) {
+            if (!add_after_double_dash(o, argc, argv, i)) return exit_usage;
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (!add_operand(o, argc, argv, i)) return exit_usage;
+            continue;
+        }
+        const int r = parse_option(o, argc, argv, i);
+        if (r >= 0) return r;
+    }
+    return check_operands(o);
+}
+
+int complete_options(Options& o, const char* redis_url) {
+    if (o.url_count == 0) {
+        if (redis_url != nullptr && *redis_url != '\0') {
+            o.url_source = "REDIS_URL";
+            if (!add_urls(o, redis_url)) return exit_usage;
+        } else {
+            o.urls[o.url_count++] = default_url;
+        }
+    }
+    if (o.once_per_ms != 0 && o.command != Command::run && o.command != Command::acquire) {
+        report("--once-per applies to run and acquire only");
+        return exit_usage;
+    }
+    if (o.fence && o.command != Command::run && o.command != Command::acquire) {
+        report("--fence applies to run and acquire only");
+        return exit_usage;
+    }
+    return -1;
+}
+
+}  // namespace resplock_cli

@@ -1,0 +1,58 @@
+// The command line: Options (what the user asked for) and parse_args(), which reads argv into
+// them: options before or after the command, "--opt value", "--opt=value", "-u URL" and "-uURL",
+// flags that take no value, "--" (ends the options; right after run's KEY it starts COMMAND), the
+// command and its operands, and the checks on numbers, KEY and TOKEN. complete_options() then
+// adds the servers of REDIS_URL or the default, and checks options against the command.
+#ifndef RESPLOCK_TOOL_ARGS_HPP
+#define RESPLOCK_TOOL_ARGS_HPP
+
+#include <cstdint>
+#include <string_view>
+
+#include "messages.hpp"
+#include "resplock/core/config.h"
+
+namespace resplock_cli {
+
+constexpr const char default_url[] = "redis://127.0.0.1:6379";
+constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
+
+enum class Command { none, acquire, release, extend, status, run };
+
+struct Options {
+    std::string_view urls[RESPLOCK_MAX_SERVERS];  // --url, each given or comma-separated
+    int url_count = 0;
+    const char* url_source = "--url";  // where urls came from, for messages: or "REDIS_URL"
+    const char* password_file = nullptr;
+    const char* cacert = nullptr;  // TLS: --cacert, --cert, --key, --tls-server-name
+    const char* cert = nullptr;
+    const char* key = nullptr;
+    const char* tls_server_name = nullptr;
+    bool insecure = false;  // --insecure-skip-tls-verify
+    std::uint32_t ttl_ms = 30000;
+    std::uint32_t wait_ms = 0;
+    std::uint32_t timeout_ms = 2000;
+    bool fence = false;             // --fence
+    std::uint32_t once_per_ms = 0;  // --once-per
+    bool wake = false;              // --wake
+    Command command = Command::none;
+    const char* command_name = "";
+    const char* operands[3] = {};  // KEY [TOKEN]: positionals after the command
+    int operand_count = 0;
+    char** run_argv = nullptr;  // run: COMMAND [ARGS...], a tail of argv
+    Masked key_shown{""};       // KEY as messages show it
+};
+
+// Reads argv[1..argc) into o (which keeps pointers into argv). Returns -1 to go on, else the exit
+// code: 64 after a usage error (reported), 0 after --help or --version (printed on stdout; 74 if
+// stdout cannot be written).
+int parse_args(int argc, char** argv, Options& o);
+
+// After parse_args: without --url, the servers of `redis_url` (REDIS_URL's value; null or empty:
+// the default URL); then the options that apply to some commands only. Returns -1 to go on, else
+// the exit code, having reported why.
+int complete_options(Options& o, const char* redis_url);
+
+}  // namespace resplock_cli
+
+#endif  // RESPLOCK_TOOL_ARGS_HPP

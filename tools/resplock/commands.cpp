@@ -1,0 +1,427 @@
+// The commands and the set-up around them (see commands.hpp): the lock kinds behind one set of
+// templates, what busy, not_owner and unknown_outcome mean to each command, and the connections:
+// one server (with TLS when built in) or a quorum of up to RESPLOCK_MAX_SERVERS.
+#include "commands.hpp"
+
+#include <errno.h>
+#include <signal.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+#include "args.hpp"
+#include "exit_codes.hpp"
+#include "failure.hpp"
+#include "messages.hpp"
+#include "resplock/core/config.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/core/status.hpp"
+#include "resplock/ports/posix.h"
+#include "resplock/variants/lock_options.hpp"
+#include "resplock/variants/quorum_lock.hpp"
+#include "resplock/variants/reentrant_lock.hpp"
+#include "supervisor.hpp"
+#include "tls.hpp"
+#include "url.hpp"
+
+namespace resplock_cli {
+
+using resplock::Status;
+
+namespace {
+
+// The connection buffer: holds one request, then its reply (the acquisition options' requests
+// are the longest).
+char io_buffer[1024];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
+
+// ---------------------------------------------------------------------------------------------
+// The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options) or a
+// quorum over several (resplock::QuorumLock). The commands below are written once for both.
+
+resplock::AcquireOptions acquire_options(const Options& o) {
+    resplock::AcquireOptions options;
+    options.fence = o.fence;
+    options.once_per_ms = o.once_per_ms;
+    options.wake = o.wake;
+    return options;
+}
+
+Status take(resplock::Lock& lock, const Options& o, std::uint64_t& fence) {
+    if (!o.fence && o.once_per_ms == 0 && !o.wake) return lock.try_acquire(o.ttl_ms, o.wait_ms);
+    return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o), &fence);
+}
+Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
+    return lock.try_acquire(o.ttl_ms, o.wait_ms);
+}
+
+Status give_back(resplock::Lock& lock, const Options& o) {
+    return o.wake ? lock.release(acquire_options(o)) : lock.release();
+}
+Status give_back(resplock::QuorumLock& lock, const Options& /*o*/) {
+    return lock.release();
+}
+
+// In a forked child: close our copies of the sockets (the parent keeps its own).
+void close_in_child(const resplock::Lock& lock) {
+    lock.connection().close();
+}
+void close_in_child(resplock::QuorumLock& lock) {
+    lock.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failures that mean something particular to a command
+
+// After a failed acquisition the lock keeps its token when the request may have set the key (its
+// reply was lost or malformed, or the acquisition script failed after its SET, e.g. an ACL
+// without +incr under --fence). The tool never hands that token to anyone, so it gives back what
+// it may have taken (owner-checked: it never deletes another holder's key) rather than leave it
+// for the whole TTL. Writes what became of it to out ("" when there was nothing to give back).
+template <class L>
+void undo_acquire(L& lock, const Options& o, char* out, std::size_t cap) {
+    out[0] = '\0';
+    if (lock.token().empty()) return;
+    const Status r = give_back(lock, o);
+    if (r == Status::ok) {
+        (void)std::snprintf(out, cap, "the lock it had taken was released");
+    } else if (r == Status::not_owner || r == Status::expired) {
+        (void)std::snprintf(out, cap, "the key does not carry its token: nothing to release");
+    } else {
+        (void)std::snprintf(out, cap,
+                            "the lock may have been taken and could not be released: it expires "
+                            "by its TTL (%u ms)",
+                            o.ttl_ms);
+    }
+}
+
+// acquire or run found the lock busy; `undone` says what became of a token it may have left.
+void report_busy(const Options& o, const char* undone) {
+    const char* key = o.key_shown.text;
+    const char* sep = undone[0] != '\0' ? "; " : "";
+    if (o.command == Command::run && o.once_per_ms != 0) {
+        report(
+            "run %s: not run: the lock is held, or was taken less than %u ms ago "
+            "(--once-per)%s%s",
+            key, o.once_per_ms, sep, undone);
+    } else if (o.wait_ms == 0) {
+        report("%s %s: lock is busy (held by someone else)%s%s", o.command_name, key, sep, undone);
+    } else {
+        report("%s %s: lock is busy (held by someone else; gave up after waiting %u ms)%s%s",
+               o.command_name, key, o.wait_ms, sep, undone);
+    }
+}
+
+// Acquisition failures of acquire and run, with what busy and unknown_outcome mean there.
+template <class L>
+int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
+    const char* key = o.key_shown.text;
+    // Read the server's error text before the release sends anything.
+    const int code = s == Status::busy ? exit_busy : exit_for(s, t);
+    char why[512];
+    describe(s, t, why, sizeof why);
+    char undone[160];
+    undo_acquire(lock, o, undone, sizeof undone);
+    if (s == Status::busy) {
+        report_busy(o, undone);
+        return code;
+    }
+    if (undone[0] == '\0' &&
+        (s == Status::unknown_outcome || s == Status::protocol_error || s == Status::too_large)) {
+        // The SET went out, no clean answer came back, and no token is left to release with.
+        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
+               o.command_name, key, why, o.ttl_ms);
+        return code;
+    }
+    report("%s %s: %s%s%s", o.command_name, key, why, undone[0] != '\0' ? "; " : "", undone);
+    return code;
+}
+
+// release/extend: not_owner and expired are answers, not faults.
+int fail_owner(Status s, const Options& o, const Target& t) {
+    const char* key = o.key_shown.text;
+    if (s == Status::not_owner) {
+        report("%s %s: token does not own the lock (another holder has it)", o.command_name, key);
+        return exit_not_owner;
+    }
+    if (s == Status::expired) {
+        report("%s %s: token does not own the lock (the key is gone: expired or released)",
+               o.command_name, key);
+        return exit_not_owner;
+    }
+    if (s == Status::unknown_outcome) {
+        char why[512];
+        describe(s, t, why, sizeof why);
+        report("%s %s: %s; %s", o.command_name, key, why,
+               o.command == Command::release ? "the lock may still be held until its TTL ends"
+                                             : "its TTL may or may not have been reset");
+        return exit_unavailable;
+    }
+    return fail(s, o.command_name, key, t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commands
+
+template <class L>
+int cmd_acquire(L& lock, const Options& o, const Target& t) {
+    // A closed stdout must give an error we can act on (release), not a silent SIGPIPE death.
+    (void)signal(SIGPIPE, SIG_IGN);
+    std::uint64_t fence = 0;
+    const Status s = take(lock, o, fence);
+    if (s != Status::ok) return fail_acquire(lock, s, o, t);
+    const std::string_view token = lock.token();
+    if (o.fence) {
+        std::printf("%.*s %llu\n", static_cast<int>(token.size()), token.data(),
+                    static_cast<unsigned long long>(fence));
+    } else {
+        std::printf("%.*s\n", static_cast<int>(token.size()), token.data());
+    }
+    if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+        const int err = errno;
+        const Status r = give_back(lock, o);
+        report("acquire %s: cannot write the token to stdout: %s; %s", o.key_shown.text,
+               std::strerror(err),
+               r == Status::ok ? "lock released" : "the lock expires by its TTL");
+        return exit_io;
+    }
+    return exit_ok;
+}
+
+template <class L>
+int cmd_release(L& lock, const Options& o, const Target& t) {
+    Status s = lock.adopt(o.operands[1]);
+    if (s == Status::ok) s = give_back(lock, o);
+    return s == Status::ok ? exit_ok : fail_owner(s, o, t);
+}
+
+template <class L>
+int cmd_extend(L& lock, const Options& o, const Target& t) {
+    Status s = lock.adopt(o.operands[1]);
+    if (s == Status::ok) s = lock.extend(o.ttl_ms);
+    return s == Status::ok ? exit_ok : fail_owner(s, o, t);
+}
+
+int print_status(const resplock::LockInfo& info) {
+    if (info.state == resplock::LockState::free) {
+        std::puts("free");
+        (void)std::fflush(stdout);
+        return exit_not_owner;
+    }
+    std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
+    resplock::LockInfo info;
+    Status s = lock.query(info);
+    if (s == Status::wrong_type) {
+        // Not a string: a reentrant lock's hash (or some other value) holds the key. The
+        // reentrant lock's query reads any type and gives its PTTL.
+        resplock::ReentrantLock reentrant(lock.connection(), lock.key());
+        resplock::ReentrantInfo held;
+        s = reentrant.query(held);
+        info.state = held.state;
+        info.ttl_ms = held.ttl_ms;
+    }
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    return print_status(info);
+}
+
+// Over a quorum: held while a majority of the servers hold the key with one token; the time
+// shown is the shortest PTTL among them.
+int cmd_status(resplock::QuorumLock& lock, const Options& o, const Target& t) {
+    resplock::LockInfo info;
+    const Status s = lock.query(info);
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    return print_status(info);
+}
+
+// What `run` holds: the lock, and the options its release needs.
+template <class L>
+struct Held {
+    L& lock;
+    const Options& o;
+};
+
+// The supervisor's view of a held lock of kind L.
+template <class L>
+RunLock run_lock(Held<L>& held) {
+    RunLock r{};
+    r.lock = &held;
+    r.extend = [](void* h, std::uint32_t ttl_ms, std::uint32_t wait_ms) {
+        return static_cast<Held<L>*>(h)->lock.extend(ttl_ms, wait_ms);
+    };
+    r.remaining_ms = [](const void* h) {
+        return static_cast<const Held<L>*>(h)->lock.remaining_ms();
+    };
+    r.token = [](const void* h) { return static_cast<const Held<L>*>(h)->lock.token(); };
+    r.release = [](void* h) {
+        const Held<L>& held_lock = *static_cast<Held<L>*>(h);
+        return give_back(held_lock.lock, held_lock.o);
+    };
+    r.close_in_child = [](void* h) { close_in_child(static_cast<Held<L>*>(h)->lock); };
+    return r;
+}
+
+template <class L>
+int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
+    std::uint64_t fence = 0;
+    const Status s = take(lock, o, fence);
+    if (s != Status::ok) return fail_acquire(lock, s, o, t);
+    if (!lock.held()) {
+        // A TTL so short that nothing of it is left to rely on: do not start COMMAND.
+        (void)give_back(lock, o);
+        report(
+            "run %s: lock lost (its %u ms TTL ran out before COMMAND could start); not "
+            "running COMMAND",
+            o.key_shown.text, o.ttl_ms);
+        return exit_lost;
+    }
+    Held<L> held{lock, o};
+    const RunLock supervised = run_lock(held);
+    const RunRequest request{o.operands[0], o.key_shown.text, o.run_argv, o.ttl_ms, o.fence, fence};
+    return supervise(supervised, request, t, port);
+}
+
+template <class L>
+int dispatch(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
+    switch (o.command) {
+        case Command::acquire:
+            return cmd_acquire(lock, o, t);
+        case Command::release:
+            return cmd_release(lock, o, t);
+        case Command::extend:
+            return cmd_extend(lock, o, t);
+        case Command::status:
+            return cmd_status(lock, o, t);
+        case Command::run:
+            return cmd_run(lock, o, t, port);
+        case Command::none:
+            break;
+    }
+    return exit_usage;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Connections
+
+resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o) {
+    resplock::ConnectionConfig config;
+    config.host = ep.host;
+    config.port = ep.port;
+    config.username = ep.has_username ? ep.username : nullptr;
+    config.password = ep.has_password ? ep.password : nullptr;
+    config.db = ep.db;
+    config.timeout_ms = o.timeout_ms;
+    return config;
+}
+
+// "a quorum of N servers (host:port, [v6]:port, ...)", cut to fit target.where.
+void name_quorum(Target& target, const Endpoint* eps, int count) {
+    int used = std::snprintf(target.where, sizeof target.where, "a quorum of %d servers (", count);
+    for (int i = 0; i < count; ++i) {
+        const auto n = static_cast<std::size_t>(used);
+        if (n < sizeof target.where) {
+            used += std::snprintf(target.where + n, sizeof target.where - n,
+                                  eps[i].ipv6 ? "%s[%s]:%u" : "%s%s:%u", i == 0 ? "" : ", ",
+                                  eps[i].host, static_cast<unsigned>(eps[i].port));
+        }
+    }
+    const auto n = static_cast<std::size_t>(used);
+    if (n < sizeof target.where)
+        (void)std::snprintf(target.where + n, sizeof target.where - n, ")");
+}
+
+// A quorum lock over the servers of eps[0..count).
+int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t& port) {
+    if (o.fence || o.once_per_ms != 0 || o.wake) {
+        report(
+            "--fence, --once-per and --wake work with one server only, not with a quorum of "
+            "%d (several --url)",
+            count);
+        return exit_usage;
+    }
+    for (int i = 0; i < count; ++i) {
+        if (eps[i].tls) {
+            report("rediss:// (TLS) is not supported in a quorum lock (several --url)");
+            return exit_usage;
+        }
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static char buffers[RESPLOCK_MAX_SERVERS][sizeof io_buffer];
+    // One transport context per server: a port context holds one connection.
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static resplock_posix_t contexts[RESPLOCK_MAX_SERVERS];
+    resplock_port_t ports[RESPLOCK_MAX_SERVERS];
+    std::optional<resplock::Connection> conns[RESPLOCK_MAX_SERVERS];
+    resplock::Connection* list[RESPLOCK_MAX_SERVERS] = {};
+    for (int i = 0; i < count; ++i) {
+        (void)resplock_posix_port_init(&contexts[i], nullptr, &ports[i]);  // fails on null only
+        conns[i].emplace(ports[i], connection_config(eps[i], o), buffers[i], sizeof buffers[i]);
+        list[i] = &*conns[i];
+    }
+    Target target{};
+    name_quorum(target, eps, count);
+    target.host = eps[0].host;
+    target.timeout_ms = o.timeout_ms;
+    target.buffer_size = sizeof buffers[0];
+    target.conn = nullptr;  // several servers: no single error text
+    resplock::QuorumLock lock(list, static_cast<std::size_t>(count), o.operands[0]);
+    return dispatch(lock, o, target, port);
+}
+
+// A lock on the one server ep, over `port` (wrapped in TLS for rediss://).
+int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
+    Target target{};
+    (void)std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
+                        static_cast<unsigned>(ep.port));
+    target.host = ep.host;
+    target.timeout_ms = o.timeout_ms;
+    target.buffer_size = sizeof io_buffer;
+#ifdef RESPLOCK_CLI_TLS
+    static resplock_mbedtls_t tls;
+    target.tls = nullptr;
+    target.client_cert = o.cert != nullptr;
+    if (ep.tls) {
+        const int r = setup_tls(o, port, tls, port);
+        if (r >= 0) return r;
+        target.tls = &tls;
+    }
+#endif
+    resplock::Connection conn(port, connection_config(ep, o), io_buffer, sizeof io_buffer);
+    target.conn = &conn;
+    resplock::Lock lock(conn, o.operands[0]);
+    return dispatch(lock, o, target, port);
+}
+
+}  // namespace
+
+int run(int argc, char** argv) {
+    Options o;
+    int r = parse_args(argc, argv, o);
+    if (r < 0) r = complete_options(o, std::getenv("REDIS_URL"));
+    if (r >= 0) return r;
+    if (resplock::lock_options_buffer_min() > sizeof io_buffer) {
+        report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
+               sizeof io_buffer, resplock::lock_options_buffer_min());
+        return exit_protocol;
+    }
+    static Endpoint eps[RESPLOCK_MAX_SERVERS];
+    for (int i = 0; i < o.url_count; ++i) {
+        r = endpoint_from(o.urls[i], o.url_source, o.password_file, eps[i]);
+        if (r < 0) r = check_tls(o, eps[i], o.url_source);
+        if (r >= 0) return r;
+    }
+    static resplock_posix_t posix;
+    resplock_port_t port;
+    (void)resplock_posix_port_init(&posix, nullptr, &port);  // fails on null arguments only
+    if (o.url_count > 1) return run_quorum(o, eps, o.url_count, port);
+    return run_single(o, eps[0], port);
+}
+
+}  // namespace resplock_cli

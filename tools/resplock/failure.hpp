@@ -1,0 +1,45 @@
+// A failed call in words: Target (what the tool talks to, as messages name it), describe() (why
+// a call failed, from its status, the server's error text and TLS), exit_for() (its exit code,
+// refining exit_code() with what the server and TLS said) and fail(), which reports it as
+// "resplock: <command> <key>: <why>".
+#ifndef RESPLOCK_TOOL_FAILURE_HPP
+#define RESPLOCK_TOOL_FAILURE_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+#include "resplock/core/connection.hpp"
+#include "resplock/core/status.hpp"
+#include "url.hpp"
+#ifdef RESPLOCK_CLI_TLS
+#include "resplock/ports/mbedtls.h"
+#endif
+
+namespace resplock_cli {
+
+// What the tool talks to, for messages ("127.0.0.1:6379", "[::1]:6379"; never the password).
+struct Target {
+    const char* host;
+    char where[max_host_len + 16];  // a quorum's list of servers is cut to fit
+    std::uint32_t timeout_ms;
+    std::size_t buffer_size;           // of each connection, for a reply too large for it
+    const resplock::Connection* conn;  // for the server's error text; null for a quorum
+#ifdef RESPLOCK_CLI_TLS
+    const resplock_mbedtls_t* tls;  // rediss://: why a TLS connection failed
+    bool client_cert;               // --cert given
+#endif
+};
+
+// The exit code of a failed call: exit_code(s), except that a server certificate that failed
+// verification, or a command refused inside the lock's script, is refused permission (77).
+int exit_for(resplock::Status s, const Target& t);
+
+// Why a call failed, in words, for "resplock: <what>: <why>".
+void describe(resplock::Status s, const Target& t, char* out, std::size_t cap);
+
+// Reports a failed call as "resplock: <command> <key>: <why>" and returns its exit code.
+int fail(resplock::Status s, const char* command, const char* key, const Target& t);
+
+}  // namespace resplock_cli
+
+#endif  // RESPLOCK_TOOL_FAILURE_HPP

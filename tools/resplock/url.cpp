@@ -1,0 +1,259 @@
+// The URL parser, lists of URLs, the password file and endpoint_from() (see url.hpp).
+#include "url.hpp"
+
+#include <errno.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "exit_codes.hpp"
+#include "messages.hpp"
+#include "text.hpp"
+
+namespace resplock_cli {
+
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+// The user-info before the last '@': a user name and a password, each %XX-decoded.
+bool parse_user_info(std::string_view info, Endpoint& ep, const char** why) {
+    const std::size_t colon = info.find(':');
+    const std::string_view user = info.substr(0, colon);
+    if (!user.empty()) {
+        if (!percent_decode(user, ep.username, sizeof ep.username)) {
+            *why = "bad user name (too long, a bad %XX escape, or %00)";
+            return false;
+        }
+        ep.has_username = true;
+    }
+    // An empty password ("redis://:@host") means none, like an absent one.
+    if (colon != std::string_view::npos && colon + 1 < info.size()) {
+        if (!percent_decode(info.substr(colon + 1), ep.password, sizeof ep.password)) {
+            *why = "bad password (too long, a bad %XX escape, or %00)";
+            return false;
+        }
+        ep.has_password = true;
+    }
+    return true;
+}
+
+// The host name or [IPv6 address] at the start of u; leaves u at what follows it.
+bool parse_host(std::string_view& u, Endpoint& ep, const char** why) {
+    std::string_view host;
+    if (!u.empty() && u[0] == '[') {
+        const std::size_t close = u.find(']');
+        if (close == std::string_view::npos || close == 1) {
+            *why = "bad IPv6 address: expected [address]";
+            return false;
+        }
+        host = u.substr(1, close - 1);
+        u.remove_prefix(close + 1);
+        if (!u.empty() && u[0] != ':' && u[0] != '/') {
+            *why = "unexpected text after ']'";
+            return false;
+        }
+        ep.ipv6 = true;
+    } else {
+        const std::size_t end = u.find_first_of(":/");
+        host = u.substr(0, end);
+        u.remove_prefix(end == std::string_view::npos ? u.size() : end);
+    }
+    if (host.empty()) {
+        *why = "missing host (e.g. redis://127.0.0.1:6379)";
+        return false;
+    }
+    if (host.size() > max_host_len) {
+        *why = "host name too long";
+        return false;
+    }
+    const bool bad_char = std::any_of(host.begin(), host.end(), [&ep](char c) {
+        return static_cast<unsigned char>(c) <= 0x20 || c == '[' || c == ']' || c == '@' ||
+               c == '/' || (!ep.ipv6 && c == ':');
+    });
+    if (bad_char) {
+        *why = "bad character in the host name";
+        return false;
+    }
+    std::memcpy(ep.host, host.data(), host.size());
+    ep.host[host.size()] = '\0';
+    return true;
+}
+
+// What may follow the host: ":port", then "/db" (an empty one is 0), then nothing.
+bool parse_port_and_db(std::string_view u, Endpoint& ep, const char** why) {
+    if (!u.empty() && u[0] == ':') {
+        u.remove_prefix(1);
+        const std::size_t end = u.find('/');
+        std::uint32_t port = 0;
+        if (!parse_number(u.substr(0, end), 1, 65535, port)) {
+            *why = "the port must be a number in 1..65535";
+            return false;
+        }
+        ep.port = static_cast<std::uint16_t>(port);
+        u.remove_prefix(end == std::string_view::npos ? u.size() : end);
+    }
+    if (!u.empty() && u[0] == '/') {
+        u.remove_prefix(1);
+        if (!u.empty() && !parse_number(u, 0, max_ms, ep.db)) {
+            *why = "the database after '/' must be a number";
+            return false;
+        }
+        u = {};
+    }
+    if (!u.empty()) {
+        *why = "unexpected text after the host";
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+bool percent_decode(std::string_view in, char* out, std::size_t cap) {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        char c = in[i];
+        if (c == '%') {
+            if (i + 2 >= in.size()) return false;
+            const int hi = hex_value(in[i + 1]);
+            const int lo = hex_value(in[i + 2]);
+            if (hi < 0 || lo < 0) return false;
+            c = static_cast<char>(hi * 16 + lo);
+            if (c == '\0') return false;
+            i += 2;
+        }
+        if (n + 1 >= cap) return false;
+        out[n++] = c;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
+    std::string_view u(url);
+    if (starts_with_nocase(u, "rediss://")) {
+        ep.tls = true;
+        u.remove_prefix(9);
+    } else if (starts_with_nocase(u, "redis://")) {
+        u.remove_prefix(8);
+    } else {
+        *why = "it must start with redis:// or rediss://";
+        return UrlResult::bad;
+    }
+    if (u.find_first_of("?#") != std::string_view::npos) {
+        *why = "query strings and fragments are not supported";
+        return UrlResult::bad;
+    }
+    // The user-info ends at the last '@': a password may contain '/' or '@' unescaped.
+    const std::size_t at = u.rfind('@');
+    if (at != std::string_view::npos) {
+        if (!parse_user_info(u.substr(0, at), ep, why)) return UrlResult::bad;
+        u.remove_prefix(at + 1);
+    }
+    if (!parse_host(u, ep, why) || !parse_port_and_db(u, ep, why)) return UrlResult::bad;
+    return UrlResult::ok;
+}
+
+std::size_t url_list_cut(std::string_view list) {
+    for (std::size_t i = list.find(','); i != std::string_view::npos; i = list.find(',', i + 1)) {
+        const std::string_view next = list.substr(i + 1);
+        if (starts_with_nocase(next, "redis://") || starts_with_nocase(next, "rediss://")) return i;
+    }
+    return list.size();
+}
+
+bool url_list_has_credentials(const char* list) {
+    if (list == nullptr) return false;
+    std::string_view rest(list);
+    while (!rest.empty()) {
+        const std::size_t cut = url_list_cut(rest);
+        const std::string_view url = rest.substr(0, cut);
+        char text[max_url_len + 1];
+        if (url.size() >= sizeof text) return true;
+        std::memcpy(text, url.data(), url.size());
+        text[url.size()] = '\0';
+        Endpoint ep;
+        const char* why = "";
+        if (parse_url(text, ep, &why) != UrlResult::ok || ep.has_username || ep.has_password ||
+            url.find('@') != std::string_view::npos) {
+            return true;
+        }
+        rest.remove_prefix(cut == rest.size() ? cut : cut + 1);
+    }
+    return false;
+}
+
+bool read_password_file(const char* path, Endpoint& ep) {
+    std::FILE* f = std::fopen(path, "r");
+    if (f == nullptr) {
+        report("cannot read password file %s: %s", Masked(path).text, std::strerror(errno));
+        return false;
+    }
+    // The first line, byte by byte (a NUL byte must not end it unseen), up to one byte more than
+    // a password and its '\r' may take: more than that is too long.
+    char line[max_password_len + 2];
+    std::size_t n = 0;
+    int c = 0;
+    while (n < sizeof line && (c = std::getc(f)) != EOF && c != '\n')
+        line[n++] = static_cast<char>(c);
+    const bool failed = std::ferror(f) != 0;
+    (void)std::fclose(f);
+    if (failed) {
+        report("cannot read password file %s: read error", Masked(path).text);
+        return false;
+    }
+    if (n > 0 && line[n - 1] == '\r') --n;
+    if (n == 0) {
+        report("password file %s is empty", Masked(path).text);
+        return false;
+    }
+    if (n > max_password_len) {
+        report("password in %s is longer than %zu bytes", Masked(path).text, max_password_len);
+        return false;
+    }
+    if (std::memchr(line, '\0', n) != nullptr) {
+        // The library takes the password as a C string: it would end at the NUL, unseen.
+        report("password in %s holds a NUL byte", Masked(path).text);
+        return false;
+    }
+    std::memcpy(ep.password, line, n);
+    ep.password[n] = '\0';
+    ep.has_password = true;
+    return true;
+}
+
+int endpoint_from(std::string_view url, const char* source, const char* password_file,
+                  Endpoint& ep) {
+    char text[max_url_len + 1];
+    if (url.size() >= sizeof text) {
+        report("invalid URL in %s: longer than %zu characters", source, sizeof text - 1);
+        return exit_usage;
+    }
+    std::memcpy(text, url.data(), url.size());
+    text[url.size()] = '\0';
+    const char* why = "";
+    if (parse_url(text, ep, &why) != UrlResult::ok) {
+        report("invalid URL in %s '%s': %s", source, Masked(text).text, why);
+        return exit_usage;
+    }
+    if (password_file != nullptr && !read_password_file(password_file, ep)) return exit_usage;
+    if (ep.has_username && !ep.has_password) {
+        // Refused rather than sent as the default user; redis-cli even reads this form as a
+        // password, so the name is not shown.
+        report(
+            "the URL in %s names a user but no password (redis://user:password@host, or "
+            "--password-file)",
+            source);
+        return exit_usage;
+    }
+    return -1;
+}
+
+}  // namespace resplock_cli

@@ -1,0 +1,64 @@
+// Where the servers are: the redis[s]://[[user]:password@]host[:port][/db] URL and what it holds
+// (Endpoint), percent-decoding of its user-info, lists of URLs separated by commas (--url values
+// and REDIS_URL), the password file, and endpoint_from(), which turns one URL of the command line
+// into an Endpoint with the checks every server gets.
+#ifndef RESPLOCK_TOOL_URL_HPP
+#define RESPLOCK_TOOL_URL_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace resplock_cli {
+
+constexpr std::size_t max_host_len = 255;
+constexpr std::size_t max_user_len = 128;
+constexpr std::size_t max_password_len = 256;
+constexpr std::size_t max_url_len = 2047;  // one URL of a list; longer ones are refused
+
+// One server, as a URL names it.
+struct Endpoint {
+    char host[max_host_len + 1] = "127.0.0.1";  // without the brackets of an IPv6 literal
+    std::uint16_t port = 6379;
+    bool ipv6 = false;  // host is an IPv6 literal: shown in brackets
+    bool tls = false;   // rediss://
+    char username[max_user_len + 1] = "";
+    bool has_username = false;
+    char password[max_password_len + 1] = "";
+    bool has_password = false;
+    std::uint32_t db = 0;
+};
+
+// %XX-decodes `in` into out (NUL-terminated, at most cap - 1 bytes). False on a bad escape, a
+// decoded NUL (the library takes credentials as C strings) or text that does not fit.
+bool percent_decode(std::string_view in, char* out, std::size_t cap);
+
+enum class UrlResult { ok, bad };
+
+// Parses redis[s]://[[user]:password@]host[:port][/db] into ep. The scheme's case does not
+// matter; the user-info ends at the last '@' (a password may hold '/', ':' or '@' unescaped); an
+// empty password means none. On `bad`, *why says what is wrong (never showing the URL).
+UrlResult parse_url(const char* url, Endpoint& ep, const char** why);
+
+// Where the first URL of a list ends: at the first comma followed by redis:// or rediss:// (a
+// comma elsewhere, as in a password, is kept), else at the end.
+std::size_t url_list_cut(std::string_view list);
+
+// Whether a list of URLs (REDIS_URL's value; null: none) may carry a password: one of its URLs
+// has user-info (user:password@, or user@, which some clients read as a password), or does not
+// parse.
+bool url_list_has_credentials(const char* list);
+
+// Reads the first line of `path` (without its "\n" or "\r\n") into ep as the password. On
+// failure, reports why (never showing the file's contents) and returns false.
+bool read_password_file(const char* path, Endpoint& ep);
+
+// Parses one URL of the command line (`source`: "--url" or "REDIS_URL") into ep, takes the
+// password from `password_file` if not null, and refuses a user name without a password. Returns
+// -1 on success, else the exit code, having reported why.
+int endpoint_from(std::string_view url, const char* source, const char* password_file,
+                  Endpoint& ep);
+
+}  // namespace resplock_cli
+
+#endif  // RESPLOCK_TOOL_URL_HPP

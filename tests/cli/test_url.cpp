@@ -635,7 +635,14 @@ TEST(endpoint_from_reports_a_bad_url_masked) {
     CHECK(!contains(env.err, "Hunter2Pw"));
     const FromUrl empty("", "--url");
     refused_with(empty.code, empty.err,
-                 "invalid URL in --url '': it must start with redis:// or rediss://");
+                 "invalid URL in --url '***': it must start with redis:// or rediss://");
+    // A mistyped scheme: no "://", so nothing of it is shown.
+    for (const char* typo : {"redis:Hunter2Pw@h", "redis:/:Hunter2Pw@h", "Hunter2Pw"}) {
+        const FromUrl from_typo(typo, "--url");
+        refused_with(from_typo.code, from_typo.err,
+                     "invalid URL in --url '***': it must start with redis:// or rediss://");
+        CHECK(!contains(from_typo.err, "Hunter2Pw"));
+    }
 }
 
 TEST(endpoint_from_refuses_an_over_long_url) {

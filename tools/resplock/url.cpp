@@ -240,7 +240,10 @@ int endpoint_from(std::string_view url, const char* source, const char* password
     text[url.size()] = '\0';
     const char* why = "";
     if (parse_url(text, ep, &why) != UrlResult::ok) {
-        report("invalid URL in %s '%s': %s", source, Masked(text).text, why);
+        // Without "://" it is no URL at all, maybe a mistyped one that holds a password
+        // ("redis:secret@host"): not shown. With it, masked.
+        const bool url_like = std::strstr(text, "://") != nullptr;
+        report("invalid URL in %s '%s': %s", source, url_like ? Masked(text).text : "***", why);
         return exit_usage;
     }
     if (password_file != nullptr && !read_password_file(password_file, ep)) return exit_usage;

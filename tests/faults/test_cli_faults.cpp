@@ -110,13 +110,13 @@ struct Client {
 
 }  // namespace
 
-TEST(server_starts) {
+TEST_TAGGED(server_starts, "slow_launcher_ok") {
     REQUIRE(server().running());
 }
 
 // TTL 3000 ms: renewals every 1000 ms, a grace of min(2000, 3000/4) = 750 ms between SIGTERM and
 // SIGKILL. COMMAND traps SIGTERM and goes on writing; only SIGKILL ends it.
-TEST(run_stops_command_before_its_key_expires_when_the_server_stalls) {
+TEST_TAGGED(run_stops_command_before_its_key_expires_when_the_server_stalls, "slow_launcher_ok") {
     FaultProxy proxy(server().port());
     REQUIRE(proxy.port() != 0);
     char tmpl[] = "/tmp/resplock-faults-XXXXXX";

@@ -205,11 +205,11 @@ class CannedServer {
 // ---------------------------------------------------------------------------------------------
 // acquire / release / extend / status
 
-TEST(server_starts) {
+TEST_TAGGED(server_starts, "slow_launcher_ok") {
     REQUIRE(server().running());
 }
 
-TEST(acquire_prints_token_stored_in_key) {
+TEST_TAGGED(acquire_prints_token_stored_in_key, "slow_launcher_ok") {
     const Result r = cli({"-u", url(), "--ttl", "5000", "acquire", "cli:acq"});
     CHECK_EQ(r.code, 0);
     CHECK_EQ(r.err, std::string());
@@ -250,7 +250,7 @@ TEST(acquire_wait_succeeds_once_holder_expires) {
     CHECK(r.secs < 1.4);
 }
 
-TEST(release_with_right_token) {
+TEST_TAGGED(release_with_right_token, "slow_launcher_ok") {
     const std::string token = acquire("cli:rel");
     REQUIRE(!token.empty());
     const Result r = cli({"-u", url(), "release", "cli:rel", token});
@@ -260,7 +260,7 @@ TEST(release_with_right_token) {
     CHECK(!exists("cli:rel"));
 }
 
-TEST(release_with_wrong_token_leaves_key) {
+TEST_TAGGED(release_with_wrong_token_leaves_key, "slow_launcher_ok") {
     const std::string token = acquire("cli:relwrong");
     REQUIRE(!token.empty());
     const Result r =
@@ -271,7 +271,7 @@ TEST(release_with_wrong_token_leaves_key) {
     CHECK_EQ(get("cli:relwrong"), token);
 }
 
-TEST(release_after_expiry_gives_1) {
+TEST_TAGGED(release_after_expiry_gives_1, "slow_launcher_ok") {
     const std::string token = acquire("cli:relexp", "150");
     REQUIRE(!token.empty());
     sleep_ms(300);
@@ -291,7 +291,7 @@ TEST(extend_resets_ttl) {
     CHECK_EQ(get("cli:ext"), token);
 }
 
-TEST(extend_with_wrong_token_gives_1) {
+TEST_TAGGED(extend_with_wrong_token_gives_1, "slow_launcher_ok") {
     const std::string token = acquire("cli:extwrong", "5000");
     REQUIRE(!token.empty());
     const Result r = cli({"-u", url(), "--ttl", "60000", "extend", "cli:extwrong",
@@ -328,7 +328,7 @@ TEST(status_held_and_free) {
     CHECK_EQ(r.out, std::string("held -1\n"));
 }
 
-TEST(script_flush_between_acquire_and_release) {
+TEST_TAGGED(script_flush_between_acquire_and_release, "slow_launcher_ok") {
     const std::string token = acquire("cli:flush", "5000");
     REQUIRE(!token.empty());
     CHECK_EQ(cli({"-u", url(), "extend", "cli:flush", token}).code, 0);  // script now cached
@@ -342,7 +342,7 @@ TEST(script_flush_between_acquire_and_release) {
 // ---------------------------------------------------------------------------------------------
 // Usage
 
-TEST(usage_errors_give_64) {
+TEST_TAGGED(usage_errors_give_64, "slow_launcher_ok") {
     const std::string key129(129, 'k');
     const std::vector<std::vector<std::string>> cases = {
         {"--bogus", "acquire", "k"},
@@ -394,14 +394,14 @@ TEST(usage_errors_give_64) {
     CHECK(!exists(key129));
 }
 
-TEST(key_of_128_bytes_is_accepted) {
+TEST_TAGGED(key_of_128_bytes_is_accepted, "slow_launcher_ok") {
     const std::string key(128, 'm');
     const Result r = cli({"-u", url(), "--ttl", "5000", "acquire", key});
     CHECK_EQ(r.code, 0);
     CHECK_EQ(get(key), trim(r.out));
 }
 
-TEST(tls_url_without_tls_setup_refused) {
+TEST_TAGGED(tls_url_without_tls_setup_refused, "slow_launcher_ok") {
     // With TLS built in, rediss:// needs a CA; without, it is refused outright (tests/tls covers
     // the TLS cases themselves).
     const Result r = cli({"-u", "rediss://127.0.0.1:6380", "status", "k"});
@@ -413,7 +413,7 @@ TEST(tls_url_without_tls_setup_refused) {
 #endif
 }
 
-TEST(option_forms) {
+TEST_TAGGED(option_forms, "slow_launcher_ok") {
     // --opt=value, options after the command, -uURL.
     Result r = cli(
         {"--url=" + url(), "--ttl=7000", "--timeout=1000", "--wait=0", "acquire", "cli:forms1"});
@@ -434,7 +434,7 @@ TEST(option_forms) {
     CHECK_EQ(get("-dash"), trim(r.out));
 }
 
-TEST(help_and_version) {
+TEST_TAGGED(help_and_version, "slow_launcher_ok") {
     Result r = cli({"--help"});
     CHECK_EQ(r.code, 0);
     CHECK_EQ(r.err, std::string());
@@ -458,7 +458,7 @@ TEST(help_and_version) {
 // ---------------------------------------------------------------------------------------------
 // Where the server is
 
-TEST(redis_url_environment_is_used) {
+TEST_TAGGED(redis_url_environment_is_used, "slow_launcher_ok") {
     Result r = cli({"--ttl", "5000", "acquire", "cli:env"}, {{"REDIS_URL", url()}});
     CHECK_EQ(r.code, 0);
     CHECK_EQ(get("cli:env"), trim(r.out));
@@ -469,7 +469,7 @@ TEST(redis_url_environment_is_used) {
     CHECK_EQ(r.code, 0);
 }
 
-TEST(url_db_selects_database) {
+TEST_TAGGED(url_db_selects_database, "slow_launcher_ok") {
     const Result r = cli({"-u", url() + "/3", "--ttl", "5000", "acquire", "cli:db"});
     REQUIRE_EQ(r.code, 0);
     CHECK_EQ(server().cli({"-n", "3", "GET", "cli:db"}), trim(r.out));
@@ -478,7 +478,7 @@ TEST(url_db_selects_database) {
     CHECK_EQ(cli({"-u", url() + "/", "status", "cli:db"}).code, 1);
 }
 
-TEST(password_in_url_file_and_refused) {
+TEST_TAGGED(password_in_url_file_and_refused, "slow_launcher_ok") {
     support::RedisServer secure({"--requirepass", "p@ss:w%rd/1"});
     REQUIRE(secure.running());
     secure.set_cli_auth({"-a", "p@ss:w%rd/1"});
@@ -620,7 +620,7 @@ TEST(broken_server_replies) {
 // ---------------------------------------------------------------------------------------------
 // run
 
-TEST(run_propagates_exit_status_and_releases) {
+TEST_TAGGED(run_propagates_exit_status_and_releases, "slow_launcher_ok") {
     Result r = cli({"-u", url(), "run", "cli:run", "--", "sh", "-c", "exit 3"});
     CHECK_EQ(r.code, 3);
     CHECK_EQ(r.err, std::string());
@@ -647,7 +647,7 @@ TEST(run_propagates_exit_status_and_releases) {
     CHECK(ttl > 3000 && ttl <= 4000);
 }
 
-TEST(run_exports_token_and_key) {
+TEST_TAGGED(run_exports_token_and_key, "slow_launcher_ok") {
     const std::string script = "echo \"$RESPLOCK_KEY $RESPLOCK_TOKEN $(" + redis_cli_prefix() +
                                " GET \"$RESPLOCK_KEY\")\"";
     const Result r = cli({"-u", url(), "run", "cli:env run", "--", "sh", "-c", script});
@@ -663,7 +663,7 @@ TEST(run_exports_token_and_key) {
     CHECK(!exists("cli:env run"));
 }
 
-TEST(run_does_not_start_command_when_busy) {
+TEST_TAGGED(run_does_not_start_command_when_busy, "slow_launcher_ok") {
     REQUIRE(!acquire("cli:runbusy").empty());
     const std::string dir = temp_dir();
     const std::string marker = dir + "/marker";
@@ -675,7 +675,7 @@ TEST(run_does_not_start_command_when_busy) {
     rmdir(dir.c_str());
 }
 
-TEST(run_command_not_found_or_not_executable) {
+TEST_TAGGED(run_command_not_found_or_not_executable, "slow_launcher_ok") {
     Result r = cli({"-u", url(), "run", "cli:notfound", "--", "/nonexistent/command-xyz"});
     CHECK_EQ(r.code, 127);
     CHECK(one_error_line(r.err));
@@ -752,14 +752,14 @@ static void check_lock_lost(bool take_over) {
     rmdir(dir.c_str());
 }
 
-TEST(run_lock_lost_when_key_deleted) {
+TEST_TAGGED(run_lock_lost_when_key_deleted, "slow_launcher_ok") {
     check_lock_lost(false);
 }
-TEST(run_lock_lost_when_key_taken_over) {
+TEST_TAGGED(run_lock_lost_when_key_taken_over, "slow_launcher_ok") {
     check_lock_lost(true);
 }
 
-TEST(run_lock_lost_when_server_goes_away) {
+TEST_TAGGED(run_lock_lost_when_server_goes_away, "slow_launcher_ok") {
     // Renewals fail (connection refused) until the local validity runs out: lost, 70.
     support::RedisServer doomed;
     REQUIRE(doomed.running());
@@ -779,7 +779,7 @@ TEST(run_lock_lost_when_server_goes_away) {
     CHECK(seconds_since(start) < 1.2 + 1.0);
 }
 
-TEST(run_lock_lost_command_ignoring_sigterm_is_killed) {
+TEST_TAGGED(run_lock_lost_command_ignoring_sigterm_is_killed, "slow_launcher_ok") {
     // The key is gone, so no validity is left to grant a grace period: SIGKILL at once, as soon
     // as the next renewal (ttl/3) finds out.
     const std::string dir = temp_dir();
@@ -801,7 +801,7 @@ TEST(run_lock_lost_command_ignoring_sigterm_is_killed) {
     rmdir(dir.c_str());
 }
 
-TEST(run_forwards_sigterm) {
+TEST_TAGGED(run_forwards_sigterm, "slow_launcher_ok") {
     const std::string dir = temp_dir();
     const std::string marker = dir + "/ready";
     Proc p;
@@ -821,7 +821,7 @@ TEST(run_forwards_sigterm) {
     rmdir(dir.c_str());
 }
 
-TEST(killed_holder_lock_expires_by_ttl) {
+TEST_TAGGED(killed_holder_lock_expires_by_ttl, "slow_launcher_ok") {
     const std::string dir = temp_dir();
     const std::string pidfile = dir + "/pid";
     Proc p;

@@ -93,7 +93,7 @@ std::vector<std::string> join(std::vector<std::string> a, const std::vector<std:
 
 }  // namespace
 
-TEST(acquire_fence_prints_token_and_increasing_number) {
+TEST_TAGGED(acquire_fence_prints_token_and_increasing_number, "slow_launcher_ok") {
     const std::string u = server().url();
     unsigned long long last = 0;
     for (int i = 0; i < 3; ++i) {
@@ -115,7 +115,7 @@ TEST(acquire_fence_prints_token_and_increasing_number) {
     CHECK_EQ(cli({"-u", u, "release", "clif:fence", parse_fenced(held.out).token}).code, 0);
 }
 
-TEST(run_fence_exports_fence_and_token) {
+TEST_TAGGED(run_fence_exports_fence_and_token, "slow_launcher_ok") {
     const std::string u = server().url();
     const Result r = cli({"-u", u, "--fence", "run", "clif:runfence", "--", "sh", "-c",
                           "echo \"$RESPLOCK_TOKEN $RESPLOCK_FENCE\""});
@@ -172,7 +172,7 @@ TEST(wake_waiter_gets_the_lock_when_the_holder_releases) {
     CHECK_EQ(cli({"-u", u, "release", "clif:wake", trim(w.out)}).code, 0);
 }
 
-TEST(variant_options_are_refused_where_they_do_not_apply) {
+TEST_TAGGED(variant_options_are_refused_where_they_do_not_apply, "slow_launcher_ok") {
     const std::string u = server().url();
     CHECK_EQ(cli({"-u", u, "--fence", "status", "clif:x"}).code, 64);
     CHECK_EQ(cli({"-u", u, "--once-per", "10", "release", "clif:x", "t"}).code, 64);
@@ -190,7 +190,7 @@ TEST(variant_options_are_refused_where_they_do_not_apply) {
     CHECK_EQ(cli(six).code, 64);
 }
 
-TEST(quorum_acquire_status_release_over_five_servers) {
+TEST_TAGGED(quorum_acquire_status_release_over_five_servers, "slow_launcher_ok") {
     const Result r = cli(join(quorum_urls(5), {"--ttl", "10000", "acquire", "clif:q"}));
     REQUIRE(r.code == 0);
     const std::string token = trim(r.out);
@@ -207,7 +207,7 @@ TEST(quorum_acquire_status_release_over_five_servers) {
     CHECK_EQ(cli(join(quorum_urls(5), {"status", "clif:q"})).code, 1);
 }
 
-TEST(quorum_comma_list_and_run) {
+TEST_TAGGED(quorum_comma_list_and_run, "slow_launcher_ok") {
     std::string list;
     for (std::size_t i = 0; i < 3; ++i)
         list += (i ? "," : "") + quorum_servers()[i]->url();

@@ -222,13 +222,13 @@ bool running_with_lines(const Scene& scene, const std::string& key, std::size_t 
 
 }  // namespace
 
-TEST(server_starts) {
+TEST_TAGGED(server_starts, "slow_launcher_ok") {
     REQUIRE(server().running());
 }
 
 // SIGTERM to resplock reaches the whole group; a worker that takes its time to stop keeps the
 // lock held until it is done.
-TEST(sigterm_holds_the_lock_until_every_process_of_the_group_ends) {
+TEST_TAGGED(sigterm_holds_the_lock_until_every_process_of_the_group_ends, "slow_launcher_ok") {
     const Scene scene;
     const std::string key = "run:term";
     Proc holder;
@@ -254,7 +254,7 @@ TEST(sigterm_holds_the_lock_until_every_process_of_the_group_ends) {
 
 // The key is taken over: the whole group is stopped, background jobs included, before anyone
 // else can hold the key.
-TEST(lost_lock_stops_every_process_of_the_group) {
+TEST_TAGGED(lost_lock_stops_every_process_of_the_group, "slow_launcher_ok") {
     const Scene scene;
     const std::string key = "run:lost";
     Proc holder;
@@ -274,7 +274,7 @@ TEST(lost_lock_stops_every_process_of_the_group) {
 }
 
 // resplock is SIGKILLed: its group dies with it at once, long before the key expires.
-TEST(killed_resplock_takes_its_group_with_it) {
+TEST_TAGGED(killed_resplock_takes_its_group_with_it, "slow_launcher_ok") {
     const Scene scene;
     const std::string key = "run:killed";
     Proc holder;
@@ -295,7 +295,7 @@ TEST(killed_resplock_takes_its_group_with_it) {
 
 // The same with SIGKILL to resplock's whole process group (as a shell's `kill -9 %1` does): the
 // guardian is not in it, so it still stops COMMAND's group.
-TEST(killed_process_group_of_resplock_takes_command_with_it) {
+TEST_TAGGED(killed_process_group_of_resplock_takes_command_with_it, "slow_launcher_ok") {
     const Scene scene;
     const std::string key = "run:killed-group";
     Proc holder;
@@ -316,7 +316,7 @@ TEST(killed_process_group_of_resplock_takes_command_with_it) {
 
 // COMMAND exits while its background job still runs: the lock stays held until the job ends, and
 // resplock exits with COMMAND's status.
-TEST(command_exit_leaves_the_lock_held_until_background_jobs_end) {
+TEST_TAGGED(command_exit_leaves_the_lock_held_until_background_jobs_end, "slow_launcher_ok") {
     const Scene scene;
     const std::string key = "run:background";
     Proc holder;
@@ -334,7 +334,7 @@ TEST(command_exit_leaves_the_lock_held_until_background_jobs_end) {
 }
 
 // "--" right after KEY is the separator, however KEY was reached.
-TEST(separator_right_after_key_is_never_the_command) {
+TEST_TAGGED(separator_right_after_key_is_never_the_command, "slow_launcher_ok") {
     const std::string u = server().url();
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"-u", u, "run", "--", "run:sep", "--", "sh", "-c", "exit 6"},
@@ -353,7 +353,7 @@ TEST(separator_right_after_key_is_never_the_command) {
 
 // On a terminal, COMMAND's group gets the foreground, so an interactive COMMAND can read it, and
 // resplock gives it back to its caller afterwards.
-TEST(interactive_command_reads_the_terminal) {
+TEST_TAGGED(interactive_command_reads_the_terminal, "slow_launcher_ok") {
     const int master = posix_openpt(O_RDWR | O_NOCTTY);
     REQUIRE(master >= 0);
     REQUIRE(grantpt(master) == 0 && unlockpt(master) == 0);

@@ -17,6 +17,7 @@ struct Test {
     const char* name;
     void (*fn)();
     Test* next;
+    const char* tags = nullptr;  // words a run can select with --tag (see TEST_TAGGED)
 };
 
 // Registers a test at static-initialisation time (an intrusive list: no allocation).
@@ -87,6 +88,15 @@ bool check_eq(const A& a, const B& b, const char* file, int line, const char* ex
 #define TEST(name)                                                               \
     static void name();                                                          \
     static check::Test CHECK_CAT(name, _test){#name, name, nullptr};             \
+    static check::Registrar CHECK_CAT(name, _registrar){CHECK_CAT(name, _test)}; \
+    static void name()
+
+// A test with tags: words, separated by spaces, that say something about it, e.g.
+// "slow_launcher_ok" (its timing margins leave room for a slow launcher such as valgrind). A run
+// with --tag WORD runs only the tests tagged WORD.
+#define TEST_TAGGED(name, tags)                                                  \
+    static void name();                                                          \
+    static check::Test CHECK_CAT(name, _test){#name, name, nullptr, tags};       \
     static check::Registrar CHECK_CAT(name, _registrar){CHECK_CAT(name, _test)}; \
     static void name()
 

@@ -1,4 +1,5 @@
-// Runs every TEST() of the binary; an optional argument runs only tests whose name contains it.
+// Runs every TEST() of the binary. An argument runs only the tests whose name contains it;
+// --tag WORD runs only the tests tagged WORD (TEST_TAGGED).
 #include <cstdio>
 #include <cstring>
 
@@ -27,12 +28,30 @@ bool failed() {
 
 }  // namespace check
 
+namespace {
+
+// Whether the space-separated list `tags` holds `word`.
+bool tagged(const char* tags, const char* word) {
+    const std::size_t n = std::strlen(word);
+    for (const char* p = tags; p != nullptr && *p != '\0';) {
+        const char* end = std::strchr(p, ' ');
+        const std::size_t len = end != nullptr ? static_cast<std::size_t>(end - p) : std::strlen(p);
+        if (len == n && std::strncmp(p, word, n) == 0) return true;
+        p = end != nullptr ? end + 1 : nullptr;
+    }
+    return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    const char* filter = argc > 1 ? argv[1] : nullptr;
+    const bool by_tag = argc > 2 && std::strcmp(argv[1], "--tag") == 0;
+    const char* filter = argc > 1 ? argv[by_tag ? 2 : 1] : nullptr;
     int passed = 0;
     int failed = 0;
     for (check::Test* t = check::first; t != nullptr; t = t->next) {
-        if (filter != nullptr && std::strstr(t->name, filter) == nullptr) continue;
+        if (by_tag && !tagged(t->tags, filter)) continue;
+        if (!by_tag && filter != nullptr && std::strstr(t->name, filter) == nullptr) continue;
         check::current_failures = 0;
         std::printf("[ RUN  ] %s\n", t->name);
         std::fflush(stdout);

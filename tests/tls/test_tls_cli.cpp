@@ -51,14 +51,14 @@ void show(const Result& r) {
 
 }  // namespace
 
-TEST(servers_are_ready) {
+TEST_TAGGED(servers_are_ready, "slow_launcher_ok") {
     REQUIRE(certs().ok);
     CHECK(server().running());
     CHECK(mtls_server().running());
     CHECK(server().url().rfind("rediss://127.0.0.1:", 0) == 0);
 }
 
-TEST(acquire_status_release_over_rediss) {
+TEST_TAGGED(acquire_status_release_over_rediss, "slow_launcher_ok") {
     const std::string url = server().url();
     Result r =
         run(cli({"--url", url, "--cacert", certs().ca, "--ttl", "20000", "acquire", "cli:tls"}));
@@ -83,7 +83,7 @@ TEST(acquire_status_release_over_rediss) {
     if (check::failed()) show(r);
 }
 
-TEST(run_holds_the_lock_over_rediss) {
+TEST_TAGGED(run_holds_the_lock_over_rediss, "slow_launcher_ok") {
     const Result r = run(cli({"--url", server().url(), "--cacert", certs().ca, "run", "cli:run",
                               "--", "/bin/sh", "-c", "test -n \"$RESPLOCK_TOKEN\" && exit 7"}));
     CHECK_EQ(r.code, 7);
@@ -91,7 +91,7 @@ TEST(run_holds_the_lock_over_rediss) {
     if (check::failed()) show(r);
 }
 
-TEST(wrong_ca_exits_77_with_a_clear_message) {
+TEST_TAGGED(wrong_ca_exits_77_with_a_clear_message, "slow_launcher_ok") {
     const Result r =
         run(cli({"--url", server().url(), "--cacert", certs().other_ca, "acquire", "cli:ca"}));
     CHECK_EQ(r.code, 77);
@@ -104,7 +104,7 @@ TEST(wrong_ca_exits_77_with_a_clear_message) {
     if (check::failed()) show(r);
 }
 
-TEST(wrong_server_name_exits_77) {
+TEST_TAGGED(wrong_server_name_exits_77, "slow_launcher_ok") {
     const Result r = run(cli({"--url", server().url(), "--cacert", certs().ca, "--tls-server-name",
                               "wrong.example", "status", "cli:name"}));
     CHECK_EQ(r.code, 77);
@@ -113,7 +113,7 @@ TEST(wrong_server_name_exits_77) {
     if (check::failed()) show(r);
 }
 
-TEST(mutual_tls_with_and_without_a_client_certificate) {
+TEST_TAGGED(mutual_tls_with_and_without_a_client_certificate, "slow_launcher_ok") {
     const std::string url = mtls_server().url();
     Result r = run(cli({"--url", url, "--cacert", certs().ca, "--cert", certs().client, "--key",
                         certs().client_key, "acquire", "cli:mtls"}));
@@ -130,7 +130,7 @@ TEST(mutual_tls_with_and_without_a_client_certificate) {
     if (check::failed()) show(r);
 }
 
-TEST(insecure_flag_connects_and_warns) {
+TEST_TAGGED(insecure_flag_connects_and_warns, "slow_launcher_ok") {
     const Result r =
         run(cli({"--url", server().url(), "--insecure-skip-tls-verify", "status", "cli:insecure"}));
     CHECK_EQ(r.code, 1);  // free
@@ -140,7 +140,7 @@ TEST(insecure_flag_connects_and_warns) {
     if (check::failed()) show(r);
 }
 
-TEST(usage_errors_exit_64) {
+TEST_TAGGED(usage_errors_exit_64, "slow_launcher_ok") {
     const std::string url = server().url();
     struct Case {
         std::vector<std::string> args;
@@ -169,7 +169,7 @@ TEST(usage_errors_exit_64) {
     }
 }
 
-TEST(help_documents_the_tls_options) {
+TEST_TAGGED(help_documents_the_tls_options, "slow_launcher_ok") {
     const Result r = run(cli({"--help"}));
     CHECK_EQ(r.code, 0);
     for (const char* opt : {"rediss://", "--cacert FILE", "--cert FILE", "--key FILE",
@@ -178,7 +178,7 @@ TEST(help_documents_the_tls_options) {
     }
 }
 
-TEST(a_build_without_tls_refuses_rediss) {
+TEST_TAGGED(a_build_without_tls_refuses_rediss, "slow_launcher_ok") {
     const Result r = run({RESPLOCK_CLI_NOTLS, "--url", server().url(), "status", "k"});
     CHECK_EQ(r.code, 64);
     CHECK(one_error_line(r.err));

@@ -4,7 +4,8 @@
 #   - the manifests that cannot include it: the versions in library.json and idf_component.yml,
 #     and the files PlatformIO's srcFilter selects (core, variants, C API, lwIP port);
 #   - the ESP-IDF block registers those, plus the mbedTLS port when asked;
-#   - zephyr/Kconfig defines every CONFIG_RESPLOCK* symbol zephyr/CMakeLists.txt tests.
+#   - zephyr/Kconfig defines every CONFIG_RESPLOCK* symbol zephyr/CMakeLists.txt tests;
+#   - every manifest names the licence of LICENSE (MIT).
 #   cmake -DRESPLOCK_SOURCE_DIR=<repo> -P check_manifests.cmake
 # Prints every problem, then fails if there was one.
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
@@ -53,6 +54,23 @@ file(READ "${root}/library.json" pio)
 string(JSON pio_version ERROR_VARIABLE err GET "${pio}" version)
 if(err OR NOT pio_version STREQUAL RESPLOCK_VERSION)
     problem("library.json version '${pio_version}' is not the project's ${RESPLOCK_VERSION}")
+endif()
+
+# --- the licence every manifest names ------------------------------------------------------------
+file(READ "${root}/LICENSE" license_text)
+if(NOT license_text MATCHES "^MIT License")
+    problem("LICENSE is not the MIT licence the manifests name")
+endif()
+string(JSON pio_license ERROR_VARIABLE err GET "${pio}" license)
+if(err OR NOT pio_license STREQUAL "MIT")
+    problem("library.json names licence '${pio_license}', not MIT")
+endif()
+if(NOT idf_manifest MATCHES "(^|\n)license: *\"MIT\"")
+    problem("idf_component.yml does not name the MIT licence")
+endif()
+file(READ "${root}/zephyr/module.yml" zephyr_module)
+if(NOT zephyr_module MATCHES "SPDX-License-Identifier: MIT")
+    problem("zephyr/module.yml does not name the MIT licence")
 endif()
 
 # --- PlatformIO: the files build.srcFilter selects ------------------------------------------------
@@ -120,4 +138,4 @@ endforeach()
 if(problems GREATER 0)
     message(FATAL_ERROR "${problems} problem(s) in the source list or the manifests")
 endif()
-message("ok: the source list, the manifests' versions and sources, Zephyr's Kconfig")
+message("ok: the source list, the manifests' versions, sources and licence, Zephyr's Kconfig")

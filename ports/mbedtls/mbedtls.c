@@ -443,7 +443,7 @@ static void fill_port(resplock_mbedtls_t* ctx, resplock_port_t* port) {
     port->close = tls_close;
     port->now_ms = tls_now_ms;
     port->sleep_ms = tls_sleep_ms;
-    port->random = tls_random;
+    port->random = ctx->inner.random != NULL ? tls_random : NULL;
 }
 
 resplock_status_t resplock_mbedtls_port_init(resplock_mbedtls_t* ctx,
@@ -465,6 +465,9 @@ resplock_status_t resplock_mbedtls_port_init(resplock_mbedtls_t* ctx,
         return refuse(ctx, RESPLOCK_STATUS_invalid_argument, RESPLOCK_MBEDTLS_FAILURE_none, 0);
     }
     ctx->inner = *inner;
+    /* From here on *out is a port: one whose connect fails until init has succeeded, so that a
+     * caller who ignores a failure never talks in the clear, nor crashes. */
+    fill_port(ctx, out);
     ctx->insecure = config->insecure_skip_verify != 0;
     if (config->ca == NULL && !ctx->insecure) {
         return refuse(ctx, RESPLOCK_STATUS_invalid_argument, RESPLOCK_MBEDTLS_FAILURE_none, 0);
@@ -538,7 +541,6 @@ resplock_status_t resplock_mbedtls_port_init(resplock_mbedtls_t* ctx,
     if (err != 0) return refuse(ctx, RESPLOCK_STATUS_io_error, RESPLOCK_MBEDTLS_FAILURE_setup, err);
     mbedtls_ssl_set_bio(&ctx->ssl, ctx, bio_send, bio_recv, bio_recv_timeout);
     ctx->initialised = 1;
-    fill_port(ctx, out);
     return RESPLOCK_STATUS_ok;
 }
 

@@ -114,7 +114,9 @@ typedef struct resplock_mbedtls {
 
 /* Parses the configuration, seeds the DRBG from config->inner->random (the only entropy used),
  * sets up the TLS context and fills *out with functions that use ctx. On failure everything is
- * released again (resplock_mbedtls_free is harmless but not needed) and *out is untouched.
+ * released again (resplock_mbedtls_free is harmless but not needed); *out is untouched when an
+ * argument or the inner port is NULL, and is otherwise a port whose connect fails
+ * (RESPLOCK_PORT_ERROR), so that a caller who ignores the status never talks in the clear.
  * Returns:
  *   ok;
  *   invalid_argument: a NULL argument or inner port, no CA without insecure_skip_verify, a

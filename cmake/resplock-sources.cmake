@@ -27,12 +27,12 @@ set(RESPLOCK_VARIANT_SOURCES
 
 # The C API over the above, and the status texts (resplock_status_str).
 set(RESPLOCK_C_API_SOURCES
-    src/c_api/lock.cpp
-    src/c_api/options.cpp
-    src/c_api/reentrant.cpp
-    src/c_api/quorum.cpp
-    src/c_api/renewer.cpp
-    src/c_api/status.cpp
+    src/c_api/lock_c.cpp
+    src/c_api/options_c.cpp
+    src/c_api/reentrant_c.cpp
+    src/c_api/quorum_c.cpp
+    src/c_api/renewer_c.cpp
+    src/c_api/status_c.cpp
 )
 
 # Ports (each its own library) and what needs a POSIX system beyond the port.

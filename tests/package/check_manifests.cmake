@@ -1,6 +1,7 @@
 # What can still drift from cmake/resplock-sources.cmake, the one source list (CMake, its ESP-IDF
 # block and the Zephyr module include it; the Makefile reads it):
-#   - the list against the tree: every listed file exists, and every source file is listed;
+#   - the list against the tree: every listed file exists, every source file is listed, and no
+#     two sources of one library archive share a name;
 #   - the manifests that cannot include it: the versions in library.json and idf_component.yml,
 #     and the files PlatformIO's srcFilter selects (core, variants, C API, lwIP port);
 #   - the ESP-IDF block registers those, plus the mbedTLS port when asked;
@@ -42,6 +43,17 @@ foreach(f IN LISTS on_disk)
 endforeach()
 list(LENGTH listed n)
 message("ok: cmake/resplock-sources.cmake lists ${n} sources")
+# One archive (the Makefile's libresplock.a holds the library and the POSIX port) keeps its
+# objects by base name: two sources of one name would make two members of one name.
+set(names)
+foreach(f IN LISTS RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES
+        RESPLOCK_POSIX_SOURCES)
+    get_filename_component(name "${f}" NAME_WE)
+    if(name IN_LIST names)
+        problem("two library sources are named ${name}: their objects would clash in an archive")
+    endif()
+    list(APPEND names ${name})
+endforeach()
 
 # --- versions --------------------------------------------------------------------------------------
 file(READ "${root}/idf_component.yml" idf_manifest)

@@ -35,16 +35,16 @@ ROLES = {
     "variants/reentrant_lock.cpp": "reentrant lock",
     "variants/quorum_lock.cpp": "quorum lock",
     "variants/renewer.cpp": "renewal driver",
-    "c_api/lock.cpp": "C API",
-    "c_api/options.cpp": "C API: options",
-    "c_api/reentrant.cpp": "C API: reentrant",
-    "c_api/quorum.cpp": "C API: quorum",
-    "c_api/renewer.cpp": "C API: renewer",
-    "c_api/status.cpp": "status texts",
+    "c_api/lock_c.cpp": "C API",
+    "c_api/options_c.cpp": "C API: options",
+    "c_api/reentrant_c.cpp": "C API: reentrant",
+    "c_api/quorum_c.cpp": "C API: quorum",
+    "c_api/renewer_c.cpp": "C API: renewer",
+    "c_api/status_c.cpp": "status texts",
 }
 # Core objects first, in this order; then anything else in src/core; then the optional ones.
 ORDER = ["core/resp.cpp", "core/connection.cpp", "core/lock.cpp", "core/lock_rules.cpp"]
-C_API = "c_api/lock.cpp"
+C_API = "c_api/lock_c.cpp"
 
 
 def optional(src):
@@ -52,7 +52,7 @@ def optional(src):
 
 
 # Public C++ entry points (qualified names; every overload is reported). The C API functions
-# (resplock_*) of c_api/lock.cpp are added when that object exists.
+# (resplock_*) of c_api/lock_c.cpp are added when that object exists.
 PUBLIC = [
     "resplock::Connection::command",
     "resplock::Connection::connect",

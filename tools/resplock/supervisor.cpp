@@ -126,11 +126,12 @@ bool group_has_live_process(pid_t pgid) {
 #endif
 }
 
-// Whether any process of the group is left. A zombie counts until it is reaped, which resplock
-// does itself as the subreaper; without that, a group of zombies only is gone.
-bool group_alive(pid_t pgid, bool subreaper) {
+// Whether any process of the group is left. A zombie counts when resplock will reap it
+// (zombies_count: it is resplock's own child, or resplock is the subreaper of every orphan);
+// otherwise a group of zombies only is gone.
+bool group_alive(pid_t pgid, bool zombies_count) {
     if (kill(-pgid, 0) != 0 && errno != EPERM) return false;
-    return subreaper || group_has_live_process(pgid);
+    return zombies_count || group_has_live_process(pgid);
 }
 
 int child_exit_code(int status) {
@@ -164,7 +165,9 @@ struct Group {
     bool leader_done = false;
     int leader_status = 0;
     bool subreaper = false;  // resplock reaps the group's orphans (Linux)
-    bool alive() const { return group_alive(leader, subreaper); }
+    // COMMAND itself, resplock's own child, counts until resplock has reaped it, zombie or not:
+    // it is reaped at the next look, and must not outlive resplock as a zombie.
+    bool alive() const { return group_alive(leader, subreaper || !leader_done); }
 };
 
 // Reaps every child that has ended: COMMAND, the guardian, and (as a subreaper, on Linux) the

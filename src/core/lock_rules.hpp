@@ -15,7 +15,8 @@
 
 namespace resplock::detail {
 
-// Whether `s` is one of a set of statuses given as a bit mask (one test, less code than a chain).
+// A set of statuses as a bit mask, and whether `s` is in one: a single test, less code than a
+// chain of comparisons.
 constexpr std::uint32_t status_bit(Status s) noexcept {
     return std::uint32_t{1} << static_cast<unsigned>(s);
 }

@@ -38,7 +38,7 @@ typedef struct resplock_lwip_config {
 
 typedef struct resplock_lwip {
     int sock;                      /* the lwIP socket, or -1 */
-    resplock_lwip_config_t config; /* a copy of the config given to resplock_lwip_port() */
+    resplock_lwip_config_t config; /* a copy of the config given to resplock_lwip_port_init() */
 } resplock_lwip_t;
 
 /* Initialises ctx (no connection yet) with a copy of config and fills *out with functions that

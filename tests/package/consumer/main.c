@@ -1,4 +1,4 @@
-/* The C twin of main.cpp: the same steps through the C API (resplock/resplock.h), built by a C
+/* The C twin of main.cpp: the same steps through the C API (resplock/c_api/lock.h), built by a C
  * compiler against the installed package, printing the same lines. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -19,6 +19,7 @@
 
 #include "check.hpp"
 #include "fault_proxy.hpp"
+#include "helpers.hpp"
 #include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
@@ -30,6 +31,9 @@
 #endif
 
 namespace {
+
+using support::read_file;
+using support::sleep_ms;
 
 using resplock::Status;
 using support::Fault;
@@ -46,24 +50,6 @@ long long realtime_ns() {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
     return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-std::string read_file(const std::string& path) {
-    std::string s;
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (f == nullptr) return s;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-        s.append(buf, n);
-    std::fclose(f);
-    return s;
 }
 
 // The log's lines "KIND <ns>" of one kind, as times.

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "helpers.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
 #include "resplock/version.h"
@@ -34,27 +35,11 @@
 
 namespace {
 
+using support::seconds_since;
+using support::sleep_ms;
+using support::wait_until;
+
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-// Polls `done` every 10 ms until it is true or `timeout_s` has passed.
-bool wait_until(const std::function<bool()>& done, double timeout_s) {
-    const auto start = Clock::now();
-    for (;;) {
-        if (done()) return true;
-        if (seconds_since(start) > timeout_s) return false;
-        sleep_ms(10);
-    }
-}
 
 using support::Env;
 using support::Result;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "helpers.hpp"
 #include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
@@ -23,18 +24,11 @@
 
 namespace {
 
+using support::seconds_since;
+using support::sleep_ms;
+
 using Clock = std::chrono::steady_clock;
 using support::Result;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 Result cli(std::vector<std::string> args, const support::Env& env = {}) {
     args.insert(args.begin(), RESPLOCK_CLI);

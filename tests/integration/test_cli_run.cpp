@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "helpers.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
 
@@ -34,28 +35,14 @@
 
 namespace {
 
+using support::read_file;
+using support::seconds_since;
+using support::sleep_ms;
+using support::wait_until;
+
 using Clock = std::chrono::steady_clock;
 using support::Result;
 using Proc = support::Process;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-bool wait_until(const std::function<bool()>& done, double timeout_s) {
-    const auto start = Clock::now();
-    for (;;) {
-        if (done()) return true;
-        if (seconds_since(start) > timeout_s) return false;
-        sleep_ms(10);
-    }
-}
 
 std::vector<std::string> with_cli(std::vector<std::string> args) {
     args.insert(args.begin(), RESPLOCK_CLI);
@@ -73,18 +60,6 @@ support::RedisServer& server() {
 
 bool exists(const std::string& key) {
     return server().cli({"EXISTS", key}) == "1";
-}
-
-std::string read_file(const std::string& path) {
-    std::string s;
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (f == nullptr) return s;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-        s.append(buf, n);
-    std::fclose(f);
-    return s;
 }
 
 bool write_file(const std::string& path, const std::string& text) {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "helpers.hpp"
 #include "ports.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
@@ -28,6 +29,10 @@
 #endif
 
 namespace {
+
+using support::read_file;
+using support::sleep_ms;
+using support::wait_until;
 
 using resplock::Connection;
 using resplock::ConnectionConfig;
@@ -134,22 +139,6 @@ std::string trim(std::string s) {
     return s;
 }
 
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-template <typename F>
-bool wait_until(F done, double timeout_s) {
-    const auto start = Clock::now();
-    while (!done()) {
-        if (std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) return false;
-        sleep_ms(10);
-    }
-    return true;
-}
-
 std::string temp_dir() {
     char tmpl[] = "/tmp/resplock-sec-XXXXXX";
     const char* d = mkdtemp(tmpl);
@@ -164,18 +153,6 @@ std::string write_file(const std::string& dir, const char* name, const std::stri
         std::fclose(f);
     }
     return path;
-}
-
-std::string read_file(const std::string& path) {
-    std::string s;
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (f == nullptr) return s;
-    char buf[4096];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-        s.append(buf, n);
-    std::fclose(f);
-    return s;
 }
 
 std::size_t common_prefix(const std::string& a, const std::string& b) {

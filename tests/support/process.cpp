@@ -1,5 +1,7 @@
 #include "process.hpp"
 
+#include "helpers.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -10,12 +12,6 @@
 #include <cstdlib>
 
 namespace support {
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-}  // namespace
 
 Process::~Process() {
     if (pid_ > 0) {

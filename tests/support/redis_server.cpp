@@ -3,6 +3,8 @@
 // test never leaves a server behind.
 #include "redis_server.hpp"
 
+#include "helpers.hpp"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -27,12 +29,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 const char kLoopback[] = "127.0.0.1";
-
-void sleep_ms(long ms) {
-    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
 
 sockaddr_in loopback(std::uint16_t port) {
     sockaddr_in a{};

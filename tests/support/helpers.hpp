@@ -1,0 +1,53 @@
+// Small helpers the tests share: time, waiting for a condition, reading a file.
+#ifndef RESPLOCK_TESTS_HELPERS_HPP
+#define RESPLOCK_TESTS_HELPERS_HPP
+
+#include <errno.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+
+namespace support {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Sleeps the whole `ms`, signals or not.
+inline void sleep_ms(long ms) {
+    timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+// Polls `done` every 10 ms until it is true or `timeout_s` has passed.
+inline bool wait_until(const std::function<bool()>& done, double timeout_s) {
+    const auto start = Clock::now();
+    for (;;) {
+        if (done()) return true;
+        if (seconds_since(start) > timeout_s) return false;
+        sleep_ms(10);
+    }
+}
+
+// The whole file, or "" if it cannot be read.
+inline std::string read_file(const std::string& path) {
+    std::string s;
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return s;
+    char buf[4096];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+        s.append(buf, n);
+    std::fclose(f);
+    return s;
+}
+
+}  // namespace support
+
+#endif  // RESPLOCK_TESTS_HELPERS_HPP

@@ -123,16 +123,6 @@ Renewer::Slot* Renewer::most_urgent_due(std::uint32_t now_ms) noexcept {
     return best;
 }
 
-std::uint32_t Renewer::earliest_loss() const noexcept {
-    std::uint32_t first = max_ttl_ms;
-    for (const Slot& s : slots_) {
-        if (s.lock == nullptr) continue;
-        const std::uint32_t sl = slack(s);
-        if (sl < first) first = sl;
-    }
-    return first;
-}
-
 std::uint32_t Renewer::wait_for(const Slot& slot) const noexcept {
     // Its own renewal is of no use past its margin; and every other lock keeps at least half of
     // what it has before its margin, for its own renewal after this one.
@@ -168,16 +158,18 @@ std::uint32_t Renewer::tick(std::uint32_t now_ms) noexcept {
         renew(*s, now_ms, wait_for(*s));
         check(now_ms);
     }
+    // The next renewal, or the next loss to report, whichever comes first. A lock watched by a
+    // lost callback after check() had passed its slot is not scheduled yet: at once.
     bool any = false;
     std::uint32_t next = max_ttl_ms;
     for (const Slot& s : slots_) {
         if (s.lock == nullptr) continue;
         any = true;
-        const std::uint32_t wait = due(s.due_ms, now_ms) ? 0U : s.due_ms - now_ms;
+        const std::uint32_t wait = !s.scheduled || due(s.due_ms, now_ms) ? 0U : s.due_ms - now_ms;
+        const std::uint32_t loss = slack(s);
         if (wait < next) next = wait;
+        if (loss < next) next = loss;
     }
-    const std::uint32_t loss = earliest_loss();  // report the loss as soon as it is due
-    if (loss < next) next = loss;
     return any ? next : idle_ms;
 }
 

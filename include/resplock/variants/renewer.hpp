@@ -124,8 +124,6 @@ class Renewer {
     void check(std::uint32_t now_ms) noexcept;
     // The watched slot most urgently due at now_ms, or null.
     Slot* most_urgent_due(std::uint32_t now_ms) noexcept;
-    // Milliseconds until the first watched lock must be reported lost (max_ttl_ms: none).
-    std::uint32_t earliest_loss() const noexcept;
     // How long the renewal of `slot` may wait for its reply (see tick()).
     std::uint32_t wait_for(const Slot& slot) const noexcept;
     void renew(Slot& slot, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept;

@@ -259,6 +259,39 @@ TEST(validity_ending_between_ticks_is_reported_by_the_next_tick) {
     CHECK_EQ(f.lost.why, Status::expired);
 }
 
+namespace {
+
+// A lost callback that watches another lock in the slot just freed.
+struct WatchOther {
+    Renewer* renewer;
+    Lock* other;
+    static void on_lost(void* user, void*, Status) {
+        auto& w = *static_cast<WatchOther*>(user);
+        CHECK_EQ(w.renewer->watch(*w.other, 300), Status::ok);
+    }
+};
+
+}  // namespace
+
+TEST(lock_watched_by_a_lost_callback_is_scheduled_at_the_next_tick) {
+    Fixture f;
+    Lock other(f.conn, "j");
+    WatchOther w{&f.renewer, &other};
+    f.mock.on_connect().expect(wire::cmd({"SET", "k", token0, "NX", "PX", "900"})).reply("+OK\r\n");
+    REQUIRE_EQ(f.lock.acquire(900), Status::ok);
+    REQUIRE_EQ(f.renewer.watch(f.lock, 900, &WatchOther::on_lost, &w), Status::ok);
+    f.mock.advance(889);  // k's validity is gone before any tick
+    f.mock.expect(wire::cmd({"SET", "j", token1, "NX", "PX", "300"})).reply("+OK\r\n");
+    REQUIRE_EQ(other.acquire(300), Status::ok);
+    // k is reported lost; j, watched from the callback into k's slot, is due at once (the clock
+    // is past 2^31 here, where an unscheduled slot must not read as due in 2^32 - now ms).
+    CHECK_EQ(f.tick(), 0U);
+    CHECK(f.renewer.watches(&other));
+    // Scheduled now: a third of its TTL from its watch.
+    CHECK_EQ(f.tick(), 100U);
+    CHECK(f.mock.done());
+}
+
 TEST(released_lock_gets_no_request_and_no_callback) {
     Fixture f;
     f.held_and_watched();

@@ -60,6 +60,7 @@ set(RESPLOCK_CLI_SOURCES
     tools/resplock/failure.cpp
     tools/resplock/guardian.cpp
     tools/resplock/messages.cpp
+    tools/resplock/process_group.cpp
     tools/resplock/supervisor.cpp
     tools/resplock/text.cpp
     tools/resplock/tls.cpp

@@ -29,8 +29,9 @@ endif
 
 list = $(shell sh scripts/sources.sh $(1))
 VERSION := $(call list,RESPLOCK_VERSION)
-LIB_SRC := $(call list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES)
-CORE_SRC := $(call list,RESPLOCK_CORE_SOURCES)
+# The library without a port: what every target builds, and what `make size` measures.
+PORTABLE_SRC := $(call list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES)
+LIB_SRC := $(PORTABLE_SRC)
 ifeq ($(POSIX),1)
 LIB_SRC += $(call list,RESPLOCK_POSIX_SOURCES)
 endif
@@ -81,8 +82,7 @@ SIZE_BUILD ?= $(BUILD)/size-cortex-m4
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su
-SIZE_SRC := $(call list,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES)
-SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(SIZE_SRC))
+SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 
 size: $(SIZE_OBJ)
 	@python3 tests/target/size_report.py --build $(SIZE_BUILD) --compiler "$(SIZE_CXX)" \

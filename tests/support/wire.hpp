@@ -32,6 +32,24 @@ inline std::string_view cmd(std::initializer_list<std::string_view> args) {
     return {start, static_cast<std::size_t>(pool + used - start)};
 }
 
+// What the mock port and the server say, as the unit tests expect it. The mock's random source
+// counts up from 0: token0 is the first token a test's lock makes, token1 the next; with the
+// mock's constant random every token is `zeros`.
+inline constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
+inline constexpr std::string_view token1 = "101112131415161718191a1b1c1d1e1f";
+inline constexpr std::string_view zeros = "00000000000000000000000000000000";
+
+// The owner script (release, extend and query of the plain and the quorum lock differ only by
+// their arguments): its SHA-1, sent with EVALSHA, and its text, sent with EVAL.
+inline constexpr std::string_view owner_sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
+inline constexpr std::string_view owner_text =
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
+    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
+    "r('pexpire',k,a[2]) end return r('del',k)";
+
+// The server's answer to EVALSHA of a script it does not have.
+inline constexpr std::string_view noscript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+
 }  // namespace wire
 
 #endif  // RESPLOCK_TESTS_WIRE_HPP

@@ -19,16 +19,12 @@ using resplock::mock::MockPort;
 
 namespace {
 
-// The mock's random source counts up from 0, so tokens are predictable in tests.
-constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
-constexpr std::string_view token1 = "101112131415161718191a1b1c1d1e1f";
-
-// Release, extend and query share one owner script; they differ by their arguments.
-constexpr std::string_view script_sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
-constexpr std::string_view script_text =
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
-    "r('pexpire',k,a[2]) end return r('del',k)";
+using wire::noscript;
+using wire::owner_sha;
+using wire::owner_text;
+using wire::token0;
+using wire::token1;
+using wire::zeros;
 
 struct Fixture {
     MockPort mock;
@@ -111,9 +107,7 @@ TEST(acquire_reply_lost_is_unknown_outcome_never_held) {
     CHECK_EQ(f.lock.remaining_ms(), 0U);
     // The token is kept so that release() can clean up if the SET did happen.
     CHECK(f.lock.token() == token0);
-    f.mock.on_connect()
-        .expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0}))
-        .reply(":1\r\n");
+    f.mock.on_connect().expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     CHECK(f.mock.done());
 }
@@ -228,7 +222,7 @@ TEST(acquire_while_held_is_refused) {
 TEST(release_sends_evalsha_and_forgets_the_token) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     CHECK(!f.lock.held());
     CHECK(f.lock.token().empty());
@@ -238,9 +232,9 @@ TEST(release_sends_evalsha_and_forgets_the_token) {
 TEST(release_falls_back_to_eval_on_noscript) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0}))
-        .reply("-NOSCRIPT No matching script. Please use EVAL.\r\n")
-        .expect(wire::cmd({"EVAL", script_text, "1", "k", token0}))
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .reply(noscript)
+        .expect(wire::cmd({"EVAL", owner_text, "1", "k", token0}))
         .reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     CHECK(f.mock.done());
@@ -249,12 +243,12 @@ TEST(release_falls_back_to_eval_on_noscript) {
 TEST(release_tells_not_owner_and_expired_apart) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).reply(":-1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":-1\r\n");
     CHECK_EQ(f.lock.release(), Status::not_owner);
     CHECK(f.lock.token().empty());
     Fixture g;
     g.acquired();
-    g.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).reply(":0\r\n");
+    g.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":0\r\n");
     CHECK_EQ(g.lock.release(), Status::expired);
     CHECK(f.mock.done());
     CHECK(g.mock.done());
@@ -263,7 +257,7 @@ TEST(release_tells_not_owner_and_expired_apart) {
 TEST(release_on_a_key_of_another_type_is_not_owner) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0}))
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
         .reply("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
     CHECK_EQ(f.lock.release(), Status::not_owner);
     CHECK(f.mock.done());
@@ -272,13 +266,11 @@ TEST(release_on_a_key_of_another_type_is_not_owner) {
 TEST(release_connection_cut_is_unknown_outcome_and_keeps_the_token) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).recv_closed();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).recv_closed();
     CHECK_EQ(f.lock.release(), Status::unknown_outcome);
     CHECK(f.lock.token() == token0);
     // Retrying reconnects and completes the release.
-    f.mock.on_connect()
-        .expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0}))
-        .reply(":1\r\n");
+    f.mock.on_connect().expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     CHECK(f.mock.done());
 }
@@ -286,10 +278,10 @@ TEST(release_connection_cut_is_unknown_outcome_and_keeps_the_token) {
 TEST(release_fallback_shares_one_deadline) {
     Fixture f("k", 100);
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0}))
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
         .recv_delay(70)
         .reply("-NOSCRIPT No matching script.\r\n")
-        .expect(wire::cmd({"EVAL", script_text, "1", "k", token0}))
+        .expect(wire::cmd({"EVAL", owner_text, "1", "k", token0}))
         .recv_timeout();
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.release(), Status::unknown_outcome);
@@ -302,7 +294,7 @@ TEST(release_sent_even_after_local_expiry) {
     f.acquired();
     f.mock.advance(5000);
     CHECK(!f.lock.held());
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).reply(":0\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":0\r\n");
     CHECK_EQ(f.lock.release(), Status::expired);
     CHECK(f.mock.done());
 }
@@ -312,7 +304,7 @@ TEST(extend_resets_validity) {
     f.acquired();
     f.mock.advance(900);
     CHECK_EQ(f.lock.remaining_ms(), 88U);
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "2000"})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "2000"})).reply(":1\r\n");
     CHECK_EQ(f.lock.extend(2000), Status::ok);
     CHECK_EQ(f.lock.remaining_ms(), 2000U - 22U);
     CHECK(f.mock.done());
@@ -330,13 +322,13 @@ TEST(extend_after_local_expiry_is_refused_without_a_round_trip) {
 TEST(extend_not_owner_and_expired_drop_the_lock) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).reply(":-1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"})).reply(":-1\r\n");
     CHECK_EQ(f.lock.extend(1000), Status::not_owner);
     CHECK(!f.lock.held());
     CHECK(f.lock.token().empty());
     Fixture g;
     g.acquired();
-    g.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).reply(":0\r\n");
+    g.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"})).reply(":0\r\n");
     CHECK_EQ(g.lock.extend(1000), Status::expired);
     CHECK(!g.lock.held());
     CHECK(f.mock.done());
@@ -347,7 +339,7 @@ TEST(extend_reply_lost_keeps_old_validity) {
     Fixture f("k", 100);
     f.acquired();
     f.mock.advance(400);
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).recv_timeout();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"})).recv_timeout();
     CHECK_EQ(f.lock.extend(1000), Status::unknown_outcome);
     CHECK_EQ(f.lock.remaining_ms(), 1000U - 12U - 500U);
     CHECK(f.mock.done());
@@ -357,7 +349,7 @@ TEST(extend_waits_no_longer_than_the_validity_left) {
     Fixture f;
     f.acquired();
     f.mock.advance(900);  // 88 ms of validity left, less than the 2000 ms timeout
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).recv_timeout();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"})).recv_timeout();
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.extend(1000), Status::unknown_outcome);
     CHECK_EQ(f.mock.now_ms - start, 88U);
@@ -368,7 +360,7 @@ TEST(extend_waits_no_longer_than_the_validity_left) {
 TEST(extend_waits_no_longer_than_asked) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0, "1000"})).recv_timeout();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"})).recv_timeout();
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.extend(1000, 40), Status::unknown_outcome);
     CHECK_EQ(f.mock.now_ms - start, 40U);
@@ -420,9 +412,9 @@ TEST(adopted_token_releases_and_extends) {
     CHECK_EQ(f.lock.adopt("tok-from-elsewhere"), Status::ok);
     CHECK(!f.lock.held());  // validity unknown until an extend succeeds
     f.mock.on_connect()
-        .expect(wire::cmd({"EVALSHA", script_sha, "1", "k", "tok-from-elsewhere", "500"}))
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", "tok-from-elsewhere", "500"}))
         .reply(":1\r\n")
-        .expect(wire::cmd({"EVALSHA", script_sha, "1", "k", "tok-from-elsewhere"}))
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", "tok-from-elsewhere"}))
         .reply(":1\r\n");
     CHECK_EQ(f.lock.extend(500), Status::ok);
     CHECK_EQ(f.lock.remaining_ms(), 500U - 7U);
@@ -433,7 +425,7 @@ TEST(adopted_token_releases_and_extends) {
 TEST(query_free_mine_and_other) {
     Fixture f;
     f.acquired();
-    const std::string_view q = wire::cmd({"EVALSHA", script_sha, "1", "k"});
+    const std::string_view q = wire::cmd({"EVALSHA", owner_sha, "1", "k"});
     f.mock.expect(q).reply("*2\r\n$-1\r\n:-2\r\n");
     f.mock.expect(q).reply("*2\r\n$32\r\n000102030405060708090a0b0c0d0e0f\r\n:950\r\n");
     f.mock.expect(q).reply("*2\r\n$5\r\nother\r\n:-1\r\n");
@@ -463,10 +455,9 @@ TEST(try_acquire_with_no_wait_is_one_attempt) {
 }
 
 namespace {
-constexpr std::string_view zeros = "00000000000000000000000000000000";
 const std::string_view set_zeros = wire::cmd({"SET", "k", zeros, "NX", "PX", "1000"});
 // Between attempts try_acquire asks who holds the key and its PTTL (the query script).
-const std::string_view query_k = wire::cmd({"EVALSHA", script_sha, "1", "k"});
+const std::string_view query_k = wire::cmd({"EVALSHA", owner_sha, "1", "k"});
 
 // A mock whose random source always gives 0: every token is `zeros`, jitter is backoff/2.
 void constant_random(MockPort& mock) {
@@ -583,7 +574,7 @@ TEST(try_acquire_does_not_retry_permission_errors) {
 TEST(guard_releases_at_scope_exit) {
     Fixture f;
     f.acquired();
-    f.mock.expect(wire::cmd({"EVALSHA", script_sha, "1", "k", token0})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     {
         LockGuard guard(f.lock);
         CHECK(f.lock.held());
@@ -612,10 +603,10 @@ TEST(lock_buffer_min_fits_the_longest_request_exactly) {
         Lock lock(conn, k);
         REQUIRE_EQ(lock.adopt(token), Status::ok);
         mock.on_connect()
-            .expect(wire::cmd({"EVALSHA", script_sha, "1", k, token, "2147483647"}))
+            .expect(wire::cmd({"EVALSHA", owner_sha, "1", k, token, "2147483647"}))
             .reply("-NOSCRIPT No matching script.\r\n");
         if (size == resplock::lock_buffer_min()) {
-            mock.expect(wire::cmd({"EVAL", script_text, "1", k, token, "2147483647"}))
+            mock.expect(wire::cmd({"EVAL", owner_text, "1", k, token, "2147483647"}))
                 .reply(":1\r\n");
             CHECK_EQ(lock.extend(resplock::max_ttl_ms), Status::ok);
         } else {

@@ -20,11 +20,12 @@ using resplock::mock::MockPort;
 
 namespace {
 
-// The mock's random source counts up from 0: the first token is token0. With constant_random()
-// every token is `zeros` and every jitter is backoff/2.
-constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
-constexpr std::string_view zeros = "00000000000000000000000000000000";
+using wire::noscript;
+using wire::owner_sha;
+using wire::token0;
+using wire::zeros;
 
+// With constant_random() every token is `zeros` and every jitter is backoff/2.
 constexpr std::string_view acquire_sha = "07e628608f5486dc9490e629d16368bc8d0cbec6";
 constexpr std::string_view acquire_text =
     "local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] local t=o and r('pttl',o) or -2 "
@@ -35,10 +36,6 @@ constexpr std::string_view release_sha = "bbdb698c6b97f01e8d686165c74d747ab585f9
 constexpr std::string_view release_text =
     "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
     "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1";
-constexpr std::string_view owner_sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
-
-const std::string_view noscript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
-
 // The acquire script's requests for key "k", TTL 1000 ms and (once) an interval of 60000 ms.
 const std::string_view fenced0 =
     wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:fence", token0, "1000"});

@@ -20,17 +20,12 @@ using resplock::mock::MockPort;
 
 namespace {
 
-// The first token of the mock's counting random source, and the next one.
-constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
-constexpr std::string_view token1 = "101112131415161718191a1b1c1d1e1f";
-constexpr std::string_view zeros = "00000000000000000000000000000000";
-
-constexpr std::string_view sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
-constexpr std::string_view text =
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
-    "r('pexpire',k,a[2]) end return r('del',k)";
-const std::string_view noscript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";
+using wire::noscript;
+using wire::owner_sha;
+using wire::owner_text;
+using wire::token0;
+using wire::token1;
+using wire::zeros;
 
 constexpr std::size_t max_servers = 5;
 
@@ -38,10 +33,10 @@ constexpr std::size_t max_servers = 5;
 std::string_view set(std::string_view token, std::string_view ttl = "1000") {
     return wire::cmd({"SET", "k", token, "NX", "PX", ttl});
 }
-const std::string_view release0 = wire::cmd({"EVALSHA", sha, "1", "k", token0});
-const std::string_view release0_text = wire::cmd({"EVAL", text, "1", "k", token0});
-const std::string_view extend0 = wire::cmd({"EVALSHA", sha, "1", "k", token0, "2000"});
-const std::string_view query_k = wire::cmd({"EVALSHA", sha, "1", "k"});
+const std::string_view release0 = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0});
+const std::string_view release0_text = wire::cmd({"EVAL", owner_text, "1", "k", token0});
+const std::string_view extend0 = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "2000"});
+const std::string_view query_k = wire::cmd({"EVALSHA", owner_sha, "1", "k"});
 
 // The servers' mock ports, seen by the lock through ports that read one shared clock (the
 // quorum lock requires it): whatever one mock's clock moves by (a timeout, a delay, a sleep),
@@ -281,17 +276,17 @@ TEST(acquire_returns_the_failure_most_servers_share) {
     g[0].on_connect()
         .expect(set(token1))
         .reply("-READONLY You can't write.\r\n")
-        .expect(wire::cmd({"EVALSHA", sha, "1", "k", token1}));
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token1}));
     g[0].reply(":0\r\n");
     g[1].on_connect()
         .expect(set(token1))
         .reply("-OOM command not allowed\r\n")
-        .expect(wire::cmd({"EVALSHA", sha, "1", "k", token1}));
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token1}));
     g[1].reply(":0\r\n");
     g[2].on_connect()
         .expect(set(token1))
         .reply("+OK\r\n")
-        .expect(wire::cmd({"EVALSHA", sha, "1", "k", token1}));
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token1}));
     g[2].reply(":1\r\n");
     g[0].random_next = 0x10;
     CHECK_EQ(g.lock.acquire(1000), Status::read_only);
@@ -352,7 +347,7 @@ TEST(acquire_wait_is_at_least_10_ms_and_at_most_the_connection_timeout) {
 TEST(acquire_granted_after_the_validity_ran_out_is_timeout_and_taken_back) {
     // TTL 10: 8 ms of validity (drift 2), a wait of 10 ms; the first reply comes after 9 ms.
     Fixture f;
-    const std::string_view rel = wire::cmd({"EVALSHA", sha, "1", "k", token0});
+    const std::string_view rel = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0});
     f[0].on_connect()
         .expect(set(token0, "10"))
         .recv_delay(9)
@@ -397,7 +392,7 @@ TEST(acquire_refused_before_sending) {
 TEST(try_acquire_repeats_busy_attempts_until_held) {
     Fixture f;
     f.constant_random();
-    const std::string_view rel = wire::cmd({"EVALSHA", sha, "1", "k", zeros});
+    const std::string_view rel = wire::cmd({"EVALSHA", owner_sha, "1", "k", zeros});
     f[0].on_connect().expect(set(zeros)).reply("$-1\r\n").expect(rel).reply(":-1\r\n");
     f[1].on_connect().expect(set(zeros)).reply("$-1\r\n").expect(rel).reply(":-1\r\n");
     f[2].on_connect().expect(set(zeros)).reply("+OK\r\n").expect(rel).reply(":1\r\n");
@@ -457,7 +452,7 @@ TEST(extend_sends_the_text_only_to_the_servers_that_lack_the_script) {
     f.acquired();
     f[0].expect(extend0).reply(":1\r\n");
     f[1].expect(extend0).reply(noscript).expect(
-        wire::cmd({"EVAL", text, "1", "k", token0, "2000"}));
+        wire::cmd({"EVAL", owner_text, "1", "k", token0, "2000"}));
     f[1].reply(":1\r\n");
     f[2].expect(extend0).reply(":1\r\n");
     CHECK_EQ(f.lock.extend(2000), Status::ok);
@@ -544,7 +539,7 @@ TEST(extend_waits_no_longer_than_the_validity_left_nor_wait_ms) {
 TEST(extend_confirmed_too_late_is_timeout) {
     Fixture f;
     f.acquired();
-    const std::string_view ext = wire::cmd({"EVALSHA", sha, "1", "k", token0, "10"});
+    const std::string_view ext = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "10"});
     f[0].expect(ext).recv_delay(9).reply(":1\r\n");
     f[1].expect(ext).reply(":1\r\n");
     f[2].expect(ext).reply(":1\r\n");
@@ -704,7 +699,8 @@ TEST(query_needs_answers_from_a_majority) {
 
 TEST(query_sends_the_text_only_to_the_servers_that_lack_the_script) {
     Fixture f;
-    f[0].on_connect().expect(query_k).reply(noscript).expect(wire::cmd({"EVAL", text, "1", "k"}));
+    f[0].on_connect().expect(query_k).reply(noscript).expect(
+        wire::cmd({"EVAL", owner_text, "1", "k"}));
     f[0].reply("*2\r\n$5\r\nother\r\n:500\r\n");
     f[1].on_connect().expect(query_k).reply("*2\r\n$5\r\nother\r\n:400\r\n");
     f[2].on_connect().expect(query_k).reply("*2\r\n$-1\r\n:-2\r\n");
@@ -727,9 +723,9 @@ TEST(adopted_token_extends_then_releases) {
     // Unknown validity does not stop the extend from going out.
     for (std::size_t i = 0; i < 3; ++i) {
         f[i].on_connect()
-            .expect(wire::cmd({"EVALSHA", sha, "1", "k", "tok", "500"}))
+            .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", "tok", "500"}))
             .reply(":1\r\n")
-            .expect(wire::cmd({"EVALSHA", sha, "1", "k", "tok"}))
+            .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", "tok"}))
             .reply(":1\r\n");
     }
     CHECK_EQ(f.lock.extend(500), Status::ok);

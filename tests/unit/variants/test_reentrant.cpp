@@ -17,8 +17,7 @@ namespace {
 constexpr std::string_view acquire_sha = "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3";
 constexpr std::string_view release_sha = "344e084f8992ca5ac8c0f4939276a8f416fe8cdf";
 constexpr std::string_view extend_sha = "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e";
-// The mock's random source counts up from 0.
-constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
+using wire::token0;
 
 struct Fixture {
     MockPort mock;

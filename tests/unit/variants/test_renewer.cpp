@@ -18,9 +18,9 @@ using resplock::mock::MockPort;
 
 namespace {
 
-constexpr std::string_view token0 = "000102030405060708090a0b0c0d0e0f";
-constexpr std::string_view token1 = "101112131415161718191a1b1c1d1e1f";
-constexpr std::string_view sha = "b9f09aef22a6677cd9ff71057c841e654a492713";
+using wire::owner_sha;
+using wire::token0;
+using wire::token1;
 
 // What the lost callback saw.
 struct Lost {
@@ -70,7 +70,7 @@ struct Fixture {
         CHECK_EQ(renewer.watch(lock, 900, &Lost::record, &lost), Status::ok);
     }
     void expect_extend(std::string_view reply) {
-        mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).reply(reply);
+        mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "900"})).reply(reply);
     }
     std::uint32_t tick() { return renewer.tick(mock.now_ms); }
 };
@@ -243,13 +243,13 @@ TEST(validity_ending_between_ticks_is_reported_by_the_next_tick) {
     f.held_and_watched();
     (void)f.tick();
     f.mock.advance(300);
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).recv_closed();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "900"})).recv_closed();
     // Connection closed: retried after 90 ms; but the caller comes back only after 589 ms.
     CHECK_EQ(f.tick(), 90U);
     f.mock.advance(588);
     CHECK_EQ(f.lock.remaining_ms(), 1U);
     f.mock.on_connect();
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0, "900"})).recv_closed();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "900"})).recv_closed();
     CHECK_EQ(f.tick(), 1U);  // retried, failed, one ms left: call again when it ends
     CHECK_EQ(f.lost.calls, 0);
     f.mock.advance(1);
@@ -296,7 +296,7 @@ TEST(released_lock_gets_no_request_and_no_callback) {
     Fixture f;
     f.held_and_watched();
     (void)f.tick();
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     f.mock.advance(300);
     CHECK_EQ(f.tick(), Renewer::idle_ms);
@@ -309,7 +309,7 @@ TEST(released_and_acquired_again_is_not_renewed) {
     Fixture f;
     f.held_and_watched();
     (void)f.tick();
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "k", token0})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     f.mock.expect(wire::cmd({"SET", "k", token1, "NX", "PX", "900"})).reply("+OK\r\n");
     CHECK_EQ(f.lock.acquire(900), Status::ok);  // a new hold, not watched
@@ -389,14 +389,14 @@ TEST(tick_returns_the_earliest_due_and_idle_when_empty) {
     CHECK_EQ(f.renewer.watch(other, 300), Status::ok);
     CHECK_EQ(f.tick(), 100U);  // j's renewal comes before k's
     f.mock.advance(100);
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "j", token1, "300"})).reply(":1\r\n");
     CHECK_EQ(f.tick(), 100U);
     f.mock.advance(100);
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "j", token1, "300"})).reply(":1\r\n");
     CHECK_EQ(f.tick(), 100U);  // k is due at 300, j again at 300
     f.mock.advance(100);
     // Both due: j first, since it has less validity left (195 ms against k's 589).
-    f.mock.expect(wire::cmd({"EVALSHA", sha, "1", "j", token1, "300"})).reply(":1\r\n");
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "j", token1, "300"})).reply(":1\r\n");
     f.expect_extend(":1\r\n");
     CHECK_EQ(f.tick(), 100U);
     CHECK(f.mock.done());

@@ -1,6 +1,7 @@
 // Connection over the mock port: round trips, handshake paths, error replies, and the rule that
 // a connection is closed and re-established after any fault instead of being reused out of step.
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/ports/mock.hpp"
 #include "wire.hpp"
@@ -9,6 +10,7 @@ using resplock::Connection;
 using resplock::ConnectionConfig;
 using resplock::Status;
 using resplock::mock::MockPort;
+using support::with_timeout;
 namespace resp = resplock::resp;
 
 namespace {
@@ -16,23 +18,12 @@ namespace {
 const std::string_view ping[1] = {"PING"};
 const std::string_view ping_wire = "*1\r\n$4\r\nPING\r\n";
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[512];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<> {
     resp::Reply reply;
 
-    explicit Fixture(ConnectionConfig c = {}) : config(c), conn(port, config, buf, sizeof buf) {}
+    using MockConnection::MockConnection;
     Status run() { return conn.command(ping, 1, reply); }
 };
-
-ConnectionConfig with_timeout(std::uint32_t ms) {
-    ConnectionConfig c;
-    c.timeout_ms = ms;
-    return c;
-}
 
 }  // namespace
 

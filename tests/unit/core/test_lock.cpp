@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
 #include "wire.hpp"
@@ -26,22 +27,12 @@ using wire::token0;
 using wire::token1;
 using wire::zeros;
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[512];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<> {
     Lock lock;
 
     explicit Fixture(std::string_view key = "k", std::uint32_t timeout_ms = 2000)
-        : config(make_config(timeout_ms)), conn(port, config, buf, sizeof buf), lock(conn, key) {}
+        : MockConnection(support::with_timeout(timeout_ms)), lock(conn, key) {}
 
-    static ConnectionConfig make_config(std::uint32_t timeout_ms) {
-        ConnectionConfig c;
-        c.timeout_ms = timeout_ms;
-        return c;
-    }
     // Scripts a successful acquire of "k" with token0.
     void acquired(std::string_view ttl = "1000") {
         mock.on_connect().expect(wire::cmd({"SET", "k", token0, "NX", "PX", ttl})).reply("+OK\r\n");

@@ -6,6 +6,7 @@
 
 #include "check.hpp"
 #include "core/lock_rules.hpp"
+#include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
 #include "wire.hpp"
@@ -16,6 +17,7 @@ using resplock::Deadline;
 using resplock::Status;
 using resplock::Validity;
 using resplock::mock::MockPort;
+using support::with_timeout;
 namespace detail = resplock::detail;
 namespace resp = resplock::resp;
 
@@ -26,15 +28,10 @@ constexpr std::string_view sha = "0123456789abcdef0123456789abcdef01234567";
 constexpr std::string_view text = "return redis.call('get',KEYS[1])";
 constexpr detail::Script script = {sha, text};
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[512];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<> {
     resp::Reply reply;
 
-    explicit Fixture(ConnectionConfig c = {}) : config(c), conn(port, config, buf, sizeof buf) {}
+    using MockConnection::MockConnection;
 
     // One made-up request through the connection (the rules only look at how it ended).
     Status request() {
@@ -52,12 +49,6 @@ struct Fixture {
 const std::string_view get_k = wire::cmd({"GET", "k"});
 const std::string_view evalsha_k = wire::cmd({"EVALSHA", sha, "1", "k"});
 const std::string_view eval_k = wire::cmd({"EVAL", text, "1", "k"});
-
-ConnectionConfig with_timeout(std::uint32_t ms) {
-    ConnectionConfig c;
-    c.timeout_ms = ms;
-    return c;
-}
 
 }  // namespace
 

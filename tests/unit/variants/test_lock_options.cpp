@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
 #include "resplock/variants/lock_options.hpp"
@@ -60,22 +61,12 @@ const AcquireOptions fence_only = options(true);
 const AcquireOptions wake_only = options(false, 0, true);
 const AcquireOptions fence_and_wake = options(true, 0, true);
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[1024];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<1024> {
     Lock lock;
 
-    explicit Fixture(std::uint32_t timeout_ms = 2000, std::size_t buf_size = sizeof buf,
+    explicit Fixture(std::uint32_t timeout_ms = 2000, std::size_t buf_size = 1024,
                      std::string_view key = "k")
-        : config(make_config(timeout_ms)), conn(port, config, buf, buf_size), lock(conn, key) {}
-    static ConnectionConfig make_config(std::uint32_t timeout_ms) {
-        ConnectionConfig c;
-        c.timeout_ms = timeout_ms;
-        return c;
-    }
+        : MockConnection(support::with_timeout(timeout_ms), buf_size), lock(conn, key) {}
     // Every token `zeros`, every pause backoff/2 (5, 10, 20, ... ms).
     void constant_random() {
         mock.random_next = 0;

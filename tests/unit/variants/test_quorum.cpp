@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/ports/mock.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 #include "wire.hpp"
@@ -20,6 +21,7 @@ using resplock::mock::MockPort;
 
 namespace {
 
+using support::with_timeout;
 using wire::noscript;
 using wire::owner_sha;
 using wire::owner_text;
@@ -115,12 +117,6 @@ struct Servers {
         return {&links[i], connect, send, recv, close, now_ms, sleep_ms, random};
     }
 };
-
-ConnectionConfig with_timeout(std::uint32_t ms) {
-    ConnectionConfig c;
-    c.timeout_ms = ms;
-    return c;
-}
 
 struct Fixture {
     std::size_t n;

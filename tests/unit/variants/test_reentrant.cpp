@@ -2,15 +2,13 @@
 // malformed replies at each step), the exact requests sent, and waiting bounded by the PTTL that
 // comes with the busy reply.
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/ports/mock.hpp"
 #include "resplock/variants/reentrant_lock.hpp"
 #include "wire.hpp"
 
-using resplock::Connection;
-using resplock::ConnectionConfig;
 using resplock::ReentrantLock;
 using resplock::Status;
-using resplock::mock::MockPort;
 
 namespace {
 
@@ -19,21 +17,11 @@ constexpr std::string_view release_sha = "344e084f8992ca5ac8c0f4939276a8f416fe8c
 constexpr std::string_view extend_sha = "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e";
 using wire::token0;
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[512];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<> {
     ReentrantLock lock;
 
     explicit Fixture(std::string_view owner = "o")
-        : config(make_config()), conn(port, config, buf, sizeof buf), lock(conn, "k", owner) {}
-    static ConnectionConfig make_config() {
-        ConnectionConfig c;
-        c.timeout_ms = 100;
-        return c;
-    }
+        : MockConnection(support::with_timeout(100)), lock(conn, "k", owner) {}
     std::string_view acquire_cmd(std::string_view ttl) {
         return wire::cmd({"EVALSHA", acquire_sha, "1", "k", lock.owner(), ttl});
     }

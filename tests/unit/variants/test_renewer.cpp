@@ -4,13 +4,13 @@
 #include <new>
 
 #include "check.hpp"
+#include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
 #include "resplock/variants/renewer.hpp"
 #include "wire.hpp"
 
 using resplock::Connection;
-using resplock::ConnectionConfig;
 using resplock::Lock;
 using resplock::Renewer;
 using resplock::Status;
@@ -44,23 +44,13 @@ struct Lost {
     }
 };
 
-struct Fixture {
-    MockPort mock;
-    resplock_port_t port = mock.port();
-    char buf[512];
-    ConnectionConfig config;
-    Connection conn;
+struct Fixture : support::MockConnection<> {
     Lock lock;
     Renewer renewer;
     Lost lost;
 
     explicit Fixture(std::uint32_t timeout_ms = 2000)
-        : config(make_config(timeout_ms)), conn(port, config, buf, sizeof buf), lock(conn, "k") {}
-    static ConnectionConfig make_config(std::uint32_t timeout_ms) {
-        ConnectionConfig c;
-        c.timeout_ms = timeout_ms;
-        return c;
-    }
+        : MockConnection(support::with_timeout(timeout_ms)), lock(conn, "k") {}
     // Acquires "k" with token0 and a 900 ms TTL (drift 11 ms: 889 ms of validity) and watches it.
     void held_and_watched() {
         mock.on_connect()

@@ -32,7 +32,7 @@
 
 namespace {
 
-using support::read_file;
+using support::log_times;
 using support::sleep_ms;
 
 using resplock::Status;
@@ -50,20 +50,6 @@ long long realtime_ns() {
     timespec ts{};
     clock_gettime(CLOCK_REALTIME, &ts);
     return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
-// The log's lines "KIND <ns>" of one kind, as times.
-std::vector<long long> times(const std::string& log, const std::string& kind) {
-    std::vector<long long> v;
-    const std::string text = read_file(log);
-    for (std::size_t at = 0; at < text.size();) {
-        std::size_t end = text.find('\n', at);
-        if (end == std::string::npos) end = text.size();
-        const std::string line = text.substr(at, end - at);
-        if (line.rfind(kind + " ", 0) == 0) v.push_back(std::atoll(line.c_str() + kind.size()));
-        at = end + 1;
-    }
-    return v;
 }
 
 // A direct connection to the server (not through the proxy), fast enough to poll a key every
@@ -117,7 +103,7 @@ TEST_TAGGED(run_stops_command_before_its_key_expires_when_the_server_stalls, "sl
     REQUIRE(p.start({RESPLOCK_CLI, "-u", "redis://127.0.0.1:" + std::to_string(proxy.port()),
                      "--ttl", "3000", "--timeout", "500", "run", key, "--", "sh", "-c", command}));
     Client direct(server().port());
-    for (int i = 0; i < 500 && (direct.exists(key) != 1 || times(log, "w").size() < 3); ++i)
+    for (int i = 0; i < 500 && (direct.exists(key) != 1 || log_times(log, "w").size() < 3); ++i)
         sleep_ms(10);
     REQUIRE_EQ(direct.exists(key), 1);
     sleep_ms(1200);  // past the first renewal: the key's TTL was reset once through the proxy
@@ -143,8 +129,8 @@ TEST_TAGGED(run_stops_command_before_its_key_expires_when_the_server_stalls, "sl
     CHECK(r.err.find("lock lost") != std::string::npos);
     REQUIRE(last_seen > stalled_at);
 
-    const std::vector<long long> writes = times(log, "w");
-    const std::vector<long long> terms = times(log, "term");
+    const std::vector<long long> writes = log_times(log, "w");
+    const std::vector<long long> terms = log_times(log, "term");
     REQUIRE(!writes.empty());
     const long long last_write = *std::max_element(writes.begin(), writes.end());
     std::printf("      key last seen %.0f ms after the stall; last write %.1f ms before that\n",

@@ -35,6 +35,7 @@
 
 namespace {
 
+using support::log_times;
 using support::read_file;
 using support::seconds_since;
 using support::sleep_ms;
@@ -144,18 +145,7 @@ struct Scene {
     }
 
     // The log's lines of one kind, as times.
-    std::vector<long long> times(const std::string& kind) const {
-        std::vector<long long> v;
-        const std::string text = read_file(log);
-        for (std::size_t at = 0; at < text.size();) {
-            std::size_t end = text.find('\n', at);
-            if (end == std::string::npos) end = text.size();
-            const std::string line = text.substr(at, end - at);
-            if (line.rfind(kind + " ", 0) == 0) v.push_back(std::atoll(line.c_str() + kind.size()));
-            at = end + 1;
-        }
-        return v;
-    }
+    std::vector<long long> times(const std::string& kind) const { return log_times(log, kind); }
 
     // A second `resplock run` that waits for KEY, logs "start <ns>" as soon as it holds it, and
     // holds it for 300 ms more, during which any process of the first holder still running

@@ -1,4 +1,5 @@
-// Small helpers the tests share: time, waiting for a condition, reading a file.
+// Small helpers the tests share: time, waiting for a condition, reading a file and the times
+// of a log.
 #ifndef RESPLOCK_TESTS_HELPERS_HPP
 #define RESPLOCK_TESTS_HELPERS_HPP
 
@@ -7,8 +8,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace support {
 
@@ -46,6 +49,20 @@ inline std::string read_file(const std::string& path) {
         s.append(buf, n);
     std::fclose(f);
     return s;
+}
+
+// The numbers of the lines "KIND <number>" of the file at `path` (a log of times), in order.
+inline std::vector<long long> log_times(const std::string& path, const std::string& kind) {
+    std::vector<long long> v;
+    const std::string text = read_file(path);
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string line = text.substr(at, end - at);
+        if (line.rfind(kind + " ", 0) == 0) v.push_back(std::atoll(line.c_str() + kind.size()));
+        at = end + 1;
+    }
+    return v;
 }
 
 }  // namespace support

@@ -213,11 +213,19 @@ bool export_lock(const RunLock& lock, const RunRequest& run, const ChildSetup& c
 }
 
 // Signals are taken synchronously with sigtimedwait, so they are blocked from before fork (none
-// can be lost in between) and in the renewal thread. SIGCHLD must not be ignored, or children
-// would be reaped behind our back; SIGPIPE is ignored for the guardian's pipe, and SIGTTOU so that
-// resplock may take the terminal back from the background. The caller's dispositions and mask go
-// to c, for COMMAND to get them back before exec; `watched` gets the signals to wait for.
+// can be lost in between) and in the renewal thread; blocked first of all, as soon as the lock is
+// held, so that a SIGINT, SIGTERM or SIGHUP from then on is passed on to COMMAND's group rather
+// than ending resplock with the lock held. SIGCHLD must not be ignored, or children would be
+// reaped behind our back; SIGPIPE is ignored for the guardian's pipe, and SIGTTOU so that resplock
+// may take the terminal back from the background. The caller's dispositions and mask go to c, for
+// COMMAND to get them back before exec; `watched` gets the signals to wait for.
 void take_signals(ChildSetup& c, sigset_t& watched) {
+    sigemptyset(&watched);
+    sigaddset(&watched, SIGCHLD);
+    sigaddset(&watched, SIGINT);
+    sigaddset(&watched, SIGTERM);
+    sigaddset(&watched, SIGHUP);
+    (void)sigprocmask(SIG_BLOCK, &watched, &c.old_mask);
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
@@ -226,12 +234,6 @@ void take_signals(ChildSetup& c, sigset_t& watched) {
     (void)sigaction(SIGCHLD, &dfl, &c.old_chld);
     (void)sigaction(SIGPIPE, &ignore, &c.old_pipe);
     (void)sigaction(SIGTTOU, &ignore, &c.old_ttou);
-    sigemptyset(&watched);
-    sigaddset(&watched, SIGCHLD);
-    sigaddset(&watched, SIGINT);
-    sigaddset(&watched, SIGTERM);
-    sigaddset(&watched, SIGHUP);
-    (void)sigprocmask(SIG_BLOCK, &watched, &c.old_mask);
 }
 
 // What the renewal thread tells the main thread when the lock is lost.
@@ -251,7 +253,9 @@ void on_lost(void* user, void* /*lock*/, Status why) {
 // One run of COMMAND under the lock, from the fork to the release.
 class Supervision {
   public:
-    Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port);
+    // `setup` and `watched` as take_signals() left them.
+    Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port,
+                const ChildSetup& setup, const sigset_t& watched);
     Supervision(const Supervision&) = delete;
     Supervision& operator=(const Supervision&) = delete;
     ~Supervision() = default;
@@ -269,8 +273,8 @@ class Supervision {
 
     const RunLock& lock_;
     const RunRequest& run_;
-    ChildSetup setup_{};
-    sigset_t watched_{};
+    ChildSetup setup_;
+    sigset_t watched_;
     std::uint32_t grace_;
     std::uint32_t allowance_;
     Group group_;
@@ -282,9 +286,12 @@ class Supervision {
     int go_[2] = {-1, -1};  // the handshake pipe to COMMAND
 };
 
-Supervision::Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port)
+Supervision::Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port,
+                         const ChildSetup& setup, const sigset_t& watched)
     : lock_(lock),
       run_(run),
+      setup_(setup),
+      watched_(watched),
       grace_(grace_ms(run.ttl_ms)),
       allowance_(kill_allowance_ms(run.ttl_ms)),
       // Its SIGKILL lands between resplock's own and the end of the validity.
@@ -293,7 +300,6 @@ Supervision::Supervision(const RunLock& lock, const RunRequest& run, const respl
       renewals_(renewer_, port) {
     setup_.parent = getpid();
     setup_.drop_redis_url = url_list_has_credentials(std::getenv("REDIS_URL"));
-    take_signals(setup_, watched_);
 #ifdef __linux__
     // Processes of the group whose parent ends are re-parented to resplock, which reaps them: a
     // zombie nobody reaps (PID 1 of a container may never do it) would keep the group alive.
@@ -464,7 +470,10 @@ int Supervision::run(const Target& t) {
 
 int supervise(const RunLock& lock, const RunRequest& run, const Target& t,
               const resplock_port_t& port) {
-    Supervision supervision(lock, run, port);
+    ChildSetup setup{};
+    sigset_t watched;
+    take_signals(setup, watched);  // before anything else that takes time
+    Supervision supervision(lock, run, port, setup, watched);
     return supervision.run(t);
 }
 

@@ -648,12 +648,16 @@ TEST(process_list_shows_no_password_from_env_or_file) {
     const std::string host = "127.0.0.1:" + std::to_string(secure_server().port());
     const std::string dir = temp_dir();
     const std::string pwfile = write_file(dir, "pw", std::string(kPassword) + "\n");
+    // COMMAND marks its start: SIGTERM is sent once it runs, when resplock passes signals on.
+    const std::string started = dir + "/started";
     for (const Via via : {Via::env, Via::file}) {
-        const Invocation inv =
-            invocation(via, "redis", host, {"run", "sec:ps", "--", "sleep", "10"}, pwfile);
+        const Invocation inv = invocation(
+            via, "redis", host,
+            {"run", "sec:ps", "--", "sh", "-c", "touch \"$0\" && exec sleep 10", started}, pwfile);
         support::Process p;
         REQUIRE(p.start(with_cli(inv.args), inv.env));
-        REQUIRE(wait_until([] { return secure_server().cli({"EXISTS", "sec:ps"}) == "1"; }, 3));
+        REQUIRE(wait_until([&] { return access(started.c_str(), F_OK) == 0; }, 10));
+        CHECK_EQ(secure_server().cli({"EXISTS", "sec:ps"}), std::string("1"));
         std::string cmdline = read_file("/proc/" + std::to_string(p.pid()) + "/cmdline");
         std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
         CHECK(contains(cmdline, "sec:ps"));  // it is the right process
@@ -662,6 +666,7 @@ TEST(process_list_shows_no_password_from_env_or_file) {
         const Result r = p.wait(5);
         CHECK_EQ(r.code, 128 + SIGTERM);
         CHECK_EQ(secure_server().cli({"EXISTS", "sec:ps"}), std::string("0"));
+        unlink(started.c_str());
     }
     unlink(pwfile.c_str());
     rmdir(dir.c_str());

@@ -6,7 +6,10 @@
 #     and the files PlatformIO's srcFilter selects (core, variants, C API, lwIP port);
 #   - the ESP-IDF block registers those, plus the mbedTLS port when asked;
 #   - zephyr/Kconfig defines every CONFIG_RESPLOCK* symbol zephyr/CMakeLists.txt tests;
-#   - every manifest names the licence of LICENSE (MIT).
+#   - every manifest names the licence of LICENSE (MIT);
+#   - the ESP-IDF block sets C++17 for the component (PUBLIC on ESP-IDF 4.x, PRIVATE on 5.x);
+#   - each manifest's structure against its format's documented schema, and the C++17 settings of
+#     library.json and zephyr/Kconfig (check_manifest_schemas.py, run with python3).
 #   cmake -DRESPLOCK_SOURCE_DIR=<repo> -P check_manifests.cmake
 # Prints every problem, then fails if there was one.
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
@@ -55,7 +58,7 @@ foreach(f IN LISTS RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API
     list(APPEND names ${name})
 endforeach()
 
-# --- versions --------------------------------------------------------------------------------------
+# --- versions -------------------------------------------------------------------------------------
 file(READ "${root}/idf_component.yml" idf_manifest)
 if(NOT idf_manifest MATCHES "(^|\n)version: *\"?([^\"\n]+)\"?")
     problem("idf_component.yml has no version")
@@ -118,20 +121,40 @@ function(idf_component_register)
     cmake_parse_arguments(arg "" "" "SRCS;INCLUDE_DIRS;PRIV_INCLUDE_DIRS;REQUIRES" ${ARGN})
     set(idf_srcs "${arg_SRCS}" PARENT_SCOPE)
 endfunction()
+# Not scriptable in -P mode, so recorded too: the options the block gives the component.
+function(target_compile_options target)
+    set(idf_options "${target};${ARGN}" PARENT_SCOPE)
+endfunction()
 set(ESP_PLATFORM 1)
-foreach(with_mbedtls OFF ON)
-    set(RESPLOCK_WITH_MBEDTLS ${with_mbedtls})
-    set(idf_srcs)
-    include("${root}/CMakeLists.txt")
-    set(want ${expected})
-    if(with_mbedtls)
-        list(APPEND want ${RESPLOCK_MBEDTLS_SOURCES})
-    endif()
-    list(SORT idf_srcs)
-    list(SORT want)
-    if(NOT idf_srcs STREQUAL want)
-        problem("ESP-IDF (RESPLOCK_WITH_MBEDTLS=${with_mbedtls}) builds [${idf_srcs}]")
-    endif()
+set(COMPONENT_LIB idf::resplock)
+foreach(idf_major 4 5)
+    foreach(with_mbedtls OFF ON)
+        set(IDF_VERSION_MAJOR ${idf_major})
+        set(RESPLOCK_WITH_MBEDTLS ${with_mbedtls})
+        set(idf_srcs)
+        set(idf_options)
+        include("${root}/CMakeLists.txt")
+        set(want ${expected})
+        if(with_mbedtls)
+            list(APPEND want ${RESPLOCK_MBEDTLS_SOURCES})
+        endif()
+        list(SORT idf_srcs)
+        list(SORT want)
+        if(NOT idf_srcs STREQUAL want)
+            problem("ESP-IDF (RESPLOCK_WITH_MBEDTLS=${with_mbedtls}) builds [${idf_srcs}]")
+        endif()
+        # 4.x compiles C++ as gnu++11, which cannot read the C++ headers: C++17 must reach the
+        # components that include them (PUBLIC). 5.x's default reads them: PRIVATE suffices.
+        if(idf_major LESS 5)
+            set(scope PUBLIC)
+        else()
+            set(scope PRIVATE)
+        endif()
+        set(want_options "idf::resplock;${scope};$<$<COMPILE_LANGUAGE:CXX>:-std=gnu++17>")
+        if(NOT idf_options STREQUAL want_options)
+            problem("ESP-IDF ${idf_major}.x: options [${idf_options}], not ${scope} -std=gnu++17")
+        endif()
+    endforeach()
 endforeach()
 unset(ESP_PLATFORM)
 
@@ -147,7 +170,19 @@ foreach(sym IN LISTS zephyr_symbols)
     endif()
 endforeach()
 
+# --- each manifest against its format's schema ----------------------------------------------------
+find_program(python3 NAMES python3)
+if(NOT python3)
+    problem("python3 not found: the manifests' schemas are not checked")
+else()
+    execute_process(COMMAND "${python3}" "${CMAKE_CURRENT_LIST_DIR}/check_manifest_schemas.py"
+                            "${root}" RESULT_VARIABLE rc)
+    if(NOT rc EQUAL 0)
+        problem("check_manifest_schemas.py: see above")
+    endif()
+endif()
+
 if(problems GREATER 0)
     message(FATAL_ERROR "${problems} problem(s) in the source list or the manifests")
 endif()
-message("ok: the source list, the manifests' versions, sources and licence, Zephyr's Kconfig")
+message("ok: the source list, the manifests' versions, sources, licence, C++17 and schemas")

@@ -17,7 +17,7 @@ cmake_minimum_required(VERSION 3.19)  # string(JSON)
 if(NOT RESPLOCK_SOURCE_DIR)
     message(FATAL_ERROR "usage: cmake -DRESPLOCK_SOURCE_DIR=... -P ${CMAKE_CURRENT_LIST_FILE}")
 endif()
-set(root "${RESPLOCK_SOURCE_DIR}")
+get_filename_component(root "${RESPLOCK_SOURCE_DIR}" ABSOLUTE)  # GLOB ... RELATIVE needs it
 include("${root}/cmake/resplock-sources.cmake")
 set(problems 0)
 macro(problem text)

@@ -18,11 +18,13 @@ Fails, naming FILE:LINE of each failing block, if a block fails, if a marker mar
 block, or if no block is marked at all.
 
   run_doc_blocks.py --source DIR --work DIR [--path-dir DIR]
-                    [--cxx CXX --cc CC --include DIR --link LIB...]
+                    [--cxx CXX --cc CC --include DIR --link LIB...
+                    --cxxflags FLAGS --cflags FLAGS --ldflags FLAGS]
 """
 import argparse
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -138,13 +140,16 @@ def compile_block(kind, where, text, work, args):
                MAIN_START[kind] + '#line %s "%s"\n' % (line, rel) + "\n".join(rest) +
                "\nreturn 0;\n}\n")
     if kind == "compile c++":
-        source, command = os.path.join(work, "snippet.cpp"), [args.cxx, "-std=c++17"]
+        source = os.path.join(work, "snippet.cpp")
+        command = [args.cxx, "-std=c++17"] + shlex.split(args.cxxflags)
     else:
-        source, command = os.path.join(work, "snippet.c"), [args.cc, "-std=c99"]
+        source = os.path.join(work, "snippet.c")
+        command = [args.cc, "-std=c99"] + shlex.split(args.cflags)
     with open(source, "w", encoding="utf-8") as f:
         f.write(program)
     command += ["-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I", args.include, source,
-                "-o", os.path.join(work, "snippet")] + args.link + ["-pthread"]
+                "-o", os.path.join(work, "snippet")]
+    command += shlex.split(args.ldflags) + args.link + ["-pthread"]
     if kind == "compile c":
         command += ["-lstdc++"]  # the library is C++; a C program links its runtime
     print("=== %s: %s" % (where, " ".join(command)), flush=True)
@@ -161,6 +166,10 @@ def main():
     parser.add_argument("--cc")
     parser.add_argument("--include")
     parser.add_argument("--link", action="append", default=[])
+    # The build's own flags (e.g. the sanitizers'), one string each: C++ and C compile, and link.
+    parser.add_argument("--cxxflags", default="")
+    parser.add_argument("--cflags", default="")
+    parser.add_argument("--ldflags", default="")
     args = parser.parse_args()
     source, work = os.path.abspath(args.source), os.path.abspath(args.work)
 

@@ -4,7 +4,8 @@
 # built for the hard-float and for the soft-float ABI, warnings as errors. Checks that the firmware
 # links (a library of the other ABI fails with "uses VFP register arguments"), that its ABI is the
 # one asked for, that the library was compiled with one section per function and per object, and
-# that no host directory (lwIP or mbedTLS under /usr) reached the cross build.
+# that no host directory (lwIP or mbedTLS under /usr) reached the cross build, while a directory the
+# user gives is taken.
 #   firmware.sh SOURCE_DIR BUILD_DIR CMAKE
 # Exits 77 (skipped) without arm-none-eabi-gcc.
 set -eu
@@ -60,3 +61,18 @@ for abi in hard soft; do
     fi
     echo "ok: $abi float: firmware.elf linked"
 done
+
+# lwIP from where the user points, in a cross build: a firmware tree's include directory (here one
+# that only holds lwip/sockets.h: configure only) turns the lwIP port on.
+dir=$build/user-lwip
+rm -rf "$dir"
+mkdir -p "$dir/lwip-tree/lwip"
+: >"$dir/lwip-tree/lwip/sockets.h"
+"$cmake" -S "$src/tests/package/firmware" -B "$dir/build" \
+    -DCMAKE_TOOLCHAIN_FILE="$src/cmake/toolchains/arm-none-eabi-cortex-m4.cmake" \
+    -DRESPLOCK_SOURCE_DIR="$src" -DRESPLOCK_LWIP_INCLUDE_DIR="$dir/lwip-tree" \
+    >"$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; fail "user lwIP: configure"; }
+grep -q "^RESPLOCK_WITH_LWIP:BOOL=ON" "$dir/build/CMakeCache.txt" ||
+    fail "lwIP at RESPLOCK_LWIP_INCLUDE_DIR not taken"
+grep -q "resplock::lwip -> resplock_lwip" "$dir/configure.log" || fail "no resplock::lwip"
+echo "ok: lwIP from RESPLOCK_LWIP_INCLUDE_DIR in a cross build"

@@ -1,7 +1,8 @@
 // resplock as a user's build takes it in, each program run against a real redis-server:
 // - tag install: `cmake --install` of this build tree into a temporary prefix, then a small
 //   program (C++ API and C API twins) built against that prefix only, once through
-//   find_package(resplock) and once through pkg-config (also --static, and a fully static program);
+//   find_package(resplock) (also from a C-only project) and once through pkg-config (also
+//   --static, and a fully static program);
 // - tag subdirectory: a C-only project that takes the source tree in with add_subdirectory;
 // - tag fetchcontent: a project that takes it in with FetchContent.
 // The temporary directory is removed at the end, pass or fail.
@@ -134,6 +135,14 @@ TEST_TAGGED(install_into_a_temporary_prefix, "install") {
                                   lib / ("pkgconfig/resplock-" + port + ".pc")})
             if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
     }
+    // Every public header of the source tree, at the same place under include/resplock/.
+    const fs::path headers = fs::path(RESPLOCK_TOP_SOURCE_DIR) / "include";
+    for (const auto& entry : fs::recursive_directory_iterator(headers / "resplock")) {
+        const fs::path rel = fs::relative(entry.path(), headers);
+        if (!entry.is_regular_file() || rel.filename().string().rfind("mock.h", 0) == 0) continue;
+        if (!CHECK(fs::exists(s.prefix / "include" / rel)))
+            std::printf("      not installed: %s\n", rel.c_str());
+    }
     // The mock port is for tests only; nothing lands beside include/resplock/.
     CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.hpp"));
     CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.h"));
@@ -188,6 +197,25 @@ TEST_TAGGED(find_package_consumer_builds_and_locks, "install") {
         if (!CHECK_EQ(r.out, std::string(expected_output))) std::printf("      (%s)\n", exe);
         CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
     }
+}
+
+TEST_TAGGED(find_package_in_a_c_only_project_builds_and_locks, "install") {
+    Scratch& s = scratch();
+    REQUIRE(s.installed);
+    REQUIRE(server().running());
+    const fs::path build = s.root / "cmake-consumer-c";
+    const Result conf =
+        run({RESPLOCK_CMAKE, "-S", std::string(RESPLOCK_SOURCE_DIR) + "/consumer_c", "-B",
+             build.string(), "-G", RESPLOCK_GENERATOR, "-DCMAKE_C_COMPILER=" RESPLOCK_CC,
+             "-DCMAKE_PREFIX_PATH=" + s.prefix.string(), "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"});
+    REQUIRE(ok(conf, "C-only consumer configure"));
+    const Result b = run({RESPLOCK_CMAKE, "--build", build.string()});
+    REQUIRE(ok(b, "C-only consumer build"));
+    const std::string key = "package:find_package:c_only";
+    const Result r = run({(build / "consumer_c").string(), std::to_string(server().port()), key});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.out, std::string(expected_output));
+    CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
 }
 
 TEST_TAGGED(pkg_config_consumer_builds_and_locks, "install") {

@@ -8,7 +8,7 @@
 # One folder per compiler and build type is configured and built with mbedTLS, then reconfigured
 # without it and built again: only what depends on mbedTLS (the tool's units) is rebuilt. The
 # folders are built side by side, one per core. Exits non-zero when any build fails, printing
-# that build's log.
+# the end of that build's log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,7 +29,8 @@ one() {
             -DCMAKE_CXX_COMPILER="$cxx" -DRESPLOCK_WERROR=ON -DRESPLOCK_BUILD_TESTS=OFF \
             -DRESPLOCK_BUILD_TOOLS=ON -DRESPLOCK_WITH_MBEDTLS="$mbedtls" >>"$log" 2>&1 ||
             ! cmake --build "$dir" -j 1 >>"$log" 2>&1; then
-            echo "FAILED: $cxx $type mbedTLS $mbedtls (log: $log)"
+            echo "FAILED: $cxx $type mbedTLS $mbedtls (log: $log), its end:"
+            tail -n 30 "$log"
             return 1
         fi
         # The build must really be the one asked for.
@@ -70,12 +71,6 @@ while ((running > 0)); do
 done
 
 if ((failed)); then
-    for log in "$root"/*.log; do
-        if grep -q "error\|Error" "$log"; then
-            echo "=== $log"
-            cat "$log"
-        fi
-    done
     echo "build-matrix.sh: some builds failed"
     exit 1
 fi

@@ -331,9 +331,8 @@ void parent_project_builds_and_locks(const std::string& project,
 
     const Result b = run({RESPLOCK_CMAKE, "--build", build.string(), "-j", "2"});
     REQUIRE(ok(b, (project + " build").c_str()));
-    // Neither the tool nor a test program came with the libraries.
-    CHECK(!fs::exists(build / "resplock" / "resplock"));
-    CHECK(!fs::exists(build / "_deps" / "resplock-build" / "resplock"));
+    // The tool did not come with the libraries (it would be built at the top of the build tree).
+    CHECK(!fs::is_regular_file(build / "resplock"));
 
     for (const std::string& exe : programs) {
         const std::string key = "package:" + project + ":" + exe;

@@ -78,10 +78,11 @@ foreach(port posix lwip mbedtls)
     set(RESPLOCK_PC_LIBS "-lresplock_${port}")
     set(RESPLOCK_PC_CFLAGS "")
     if(port STREQUAL "lwip")
-        # lwip.pc when the build found lwIP through it; otherwise the directories it used.
+        # lwip.pc when the build found lwIP through it; otherwise the directories it used (none
+        # when lwIP came from a target of the including build, RESPLOCK_LWIP_TARGET).
         if(RESPLOCK_PC_LWIP_FOUND)
             string(APPEND RESPLOCK_PC_REQUIRES ", lwip")
-        else()
+        elseif(RESPLOCK_LWIP_INCLUDE_DIR)
             string(APPEND RESPLOCK_PC_CFLAGS " -I${RESPLOCK_LWIP_INCLUDE_DIR}")
             if(RESPLOCK_LWIP_LIBRARY)
                 string(APPEND RESPLOCK_PC_LIBS " ${RESPLOCK_LWIP_LIBRARY}")

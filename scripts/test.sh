@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, the command the README gives and .ci/run calls. Installs what it needs
 # (Debian packages, scripts/install-deps.sh), builds everything with CMake (warnings as errors)
-# and runs the suite with CTest; then the suite again under AddressSanitizer and
+# and runs the suite with CTest; then every build type with g++ and clang++, with and without
+# mbedTLS (scripts/build-matrix.sh), the suite again under AddressSanitizer and
 # UndefinedBehaviorSanitizer, the CLI tests under valgrind, clang-tidy, cppcheck and
 # clang-format, the fuzzers, the benchmark's short run (its invariants, not its timings), and the
 # suite on 32-bit ARM Linux.
@@ -44,6 +45,12 @@ stage_done host
 if ((quick)); then
     exit 0
 fi
+
+# Every build type with g++ and clang++, with and without mbedTLS: the library and the tool only,
+# warnings as errors (the optimiser finds warnings that the Debug build above cannot).
+stage "build matrix: {Release, MinSizeRel, RelWithDebInfo, Debug} x {g++, clang++} x mbedTLS on/off"
+./scripts/build-matrix.sh build/matrix
+stage_done "build matrix"
 
 # g++ rather than clang: clang's -fsanitize=undefined includes `function`, whose runtime is C++ and
 # is missing from tests/c's program, which the C compiler links; g++'s runtimes link from C too.

@@ -1,8 +1,11 @@
-// The installed package as a user sees it: `cmake --install` of this build tree into a temporary
-// prefix, then a small program (C++ API and C API twins) built against that prefix only, once
-// through find_package(resplock) and once through pkg-config, each run against a real
-// redis-server.
-// The prefix is removed at the end, pass or fail.
+// resplock as a user's build takes it in, each program run against a real redis-server:
+// - tag install: `cmake --install` of this build tree into a temporary prefix, then a small
+//   program (C++ API and C API twins) built against that prefix only, once through
+//   find_package(resplock) (also from a C-only project) and once through pkg-config (also
+//   --static, and a fully static program);
+// - tag subdirectory: a C-only project that takes the source tree in with add_subdirectory;
+// - tag fetchcontent: a project that takes it in with FetchContent.
+// The temporary directory is removed at the end, pass or fail.
 #include <stdlib.h>
 
 #include <cstdio>
@@ -99,7 +102,7 @@ support::RedisServer& server() {
     return s;
 }
 
-TEST(install_into_a_temporary_prefix) {
+TEST_TAGGED(install_into_a_temporary_prefix, "install") {
     Scratch& s = scratch();
     REQUIRE(!s.root.empty());
     const Result r =
@@ -132,6 +135,14 @@ TEST(install_into_a_temporary_prefix) {
                                   lib / ("pkgconfig/resplock-" + port + ".pc")})
             if (!CHECK(fs::exists(p))) std::printf("      missing: %s\n", p.c_str());
     }
+    // Every public header of the source tree, at the same place under include/resplock/.
+    const fs::path headers = fs::path(RESPLOCK_TOP_SOURCE_DIR) / "include";
+    for (const auto& entry : fs::recursive_directory_iterator(headers / "resplock")) {
+        const fs::path rel = fs::relative(entry.path(), headers);
+        if (!entry.is_regular_file() || rel.filename().string().rfind("mock.h", 0) == 0) continue;
+        if (!CHECK(fs::exists(s.prefix / "include" / rel)))
+            std::printf("      not installed: %s\n", rel.c_str());
+    }
     // The mock port is for tests only; nothing lands beside include/resplock/.
     CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.hpp"));
     CHECK(!fs::exists(s.prefix / "include/resplock/ports/mock.h"));
@@ -145,7 +156,7 @@ TEST(install_into_a_temporary_prefix) {
 #endif
 }
 
-TEST(find_package_consumer_builds_and_locks) {
+TEST_TAGGED(find_package_consumer_builds_and_locks, "install") {
     Scratch& s = scratch();
     REQUIRE(s.installed);
     REQUIRE(server().running());
@@ -188,7 +199,26 @@ TEST(find_package_consumer_builds_and_locks) {
     }
 }
 
-TEST(pkg_config_consumer_builds_and_locks) {
+TEST_TAGGED(find_package_in_a_c_only_project_builds_and_locks, "install") {
+    Scratch& s = scratch();
+    REQUIRE(s.installed);
+    REQUIRE(server().running());
+    const fs::path build = s.root / "cmake-consumer-c";
+    const Result conf =
+        run({RESPLOCK_CMAKE, "-S", std::string(RESPLOCK_SOURCE_DIR) + "/consumer_c", "-B",
+             build.string(), "-G", RESPLOCK_GENERATOR, "-DCMAKE_C_COMPILER=" RESPLOCK_CC,
+             "-DCMAKE_PREFIX_PATH=" + s.prefix.string(), "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF"});
+    REQUIRE(ok(conf, "C-only consumer configure"));
+    const Result b = run({RESPLOCK_CMAKE, "--build", build.string()});
+    REQUIRE(ok(b, "C-only consumer build"));
+    const std::string key = "package:find_package:c_only";
+    const Result r = run({(build / "consumer_c").string(), std::to_string(server().port()), key});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.out, std::string(expected_output));
+    CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
+}
+
+TEST_TAGGED(pkg_config_consumer_builds_and_locks, "install") {
     Scratch& s = scratch();
     REQUIRE(s.installed);
     REQUIRE(server().running());
@@ -228,7 +258,27 @@ TEST(pkg_config_consumer_builds_and_locks) {
         CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
     }
 
-    // Every other port's .pc gives flags under which its header compiles and its libraries link.
+    // With --static: what a program linked only against static libraries needs. The C consumer,
+    // linked with -static, so nothing but archives and the C library's own go into it.
+    const fs::path static_exe = s.root / "pkg-config-consumer-static";
+    const std::string static_cmd = std::string(RESPLOCK_CC) + " -std=c99 -static -o '" +
+                                   static_exe.string() + "' '" + RESPLOCK_SOURCE_DIR +
+                                   "/consumer/main.c' $(" + RESPLOCK_PKG_CONFIG +
+                                   " --static --cflags --libs resplock-posix)";
+    const Result static_built = run({"/bin/sh", "-c", "set -e; " + static_cmd}, env);
+    if (CHECK(ok(static_built, "static C consumer"))) {
+        const Result file = run({"/bin/sh", "-c", "LC_ALL=C ldd '" + static_exe.string() + "'"});
+        CHECK(file.out.find("not a dynamic executable") != std::string::npos ||
+              file.err.find("not a dynamic executable") != std::string::npos);
+        const std::string key = "package:pkg-config-static";
+        const Result r = run({static_exe.string(), std::to_string(server().port()), key});
+        CHECK_EQ(r.code, 0);
+        CHECK_EQ(r.out, std::string(expected_output));
+        CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
+    }
+
+    // Every other port's .pc gives flags under which its header compiles and its libraries link,
+    // with and without --static.
     for (const std::string& port : split(RESPLOCK_PORTS, ',')) {
         if (port == "posix") continue;
         const fs::path src = s.root / ("port_" + port + ".cpp");
@@ -239,14 +289,67 @@ TEST(pkg_config_consumer_builds_and_locks) {
                            << "    auto* volatile entry = &resplock_" << port << "_port_init;\n"
                            << "    return entry != nullptr ? 0 : 1;\n"
                            << "}\n";
-        const std::string port_cmd = std::string(RESPLOCK_CXX) + " -std=c++17 -o '" +
-                                     (s.root / ("port_" + port)).string() + "' '" + src.string() +
-                                     "' $(" + RESPLOCK_PKG_CONFIG + " --cflags --libs resplock-" +
-                                     port + ")";
-        const Result pb = run({"/bin/sh", "-c", "set -e; " + port_cmd}, env);
-        if (!CHECK(ok(pb, "port header and libraries through pkg-config")))
-            std::printf("      port: %s\n", port.c_str());
+        for (const char* mode : {"", "--static "}) {
+            const std::string port_cmd = std::string(RESPLOCK_CXX) + " -std=c++17 -o '" +
+                                         (s.root / ("port_" + port)).string() + "' '" +
+                                         src.string() + "' $(" + RESPLOCK_PKG_CONFIG + " " + mode +
+                                         "--cflags --libs resplock-" + port + ")";
+            const Result pb = run({"/bin/sh", "-c", "set -e; " + port_cmd}, env);
+            if (!CHECK(ok(pb, "port header and libraries through pkg-config")))
+                std::printf("      port: %s %s\n", mode, port.c_str());
+        }
     }
+}
+
+// The resplock:: targets a build from this source tree must give on this machine: the same as
+// the installed package's.
+std::string expected_targets() {
+    std::string targets = "resplock::resplock";
+    for (const std::string& port : split(RESPLOCK_PORTS, ','))
+        targets += ";resplock::" + port;
+    return targets;
+}
+
+// Configures and builds tests/package/<project> (a project that takes this source tree in), then
+// runs each of its programs against the server.
+void parent_project_builds_and_locks(const std::string& project,
+                                     const std::vector<std::string>& programs) {
+    Scratch& s = scratch();
+    REQUIRE(!s.root.empty());
+    REQUIRE(server().running());
+    const fs::path build = s.root / project;
+    const Result conf =
+        run({RESPLOCK_CMAKE, "-S", std::string(RESPLOCK_SOURCE_DIR) + "/" + project, "-B",
+             build.string(), "-G", RESPLOCK_GENERATOR, "-DCMAKE_CXX_COMPILER=" RESPLOCK_CXX,
+             "-DCMAKE_C_COMPILER=" RESPLOCK_CC, "-DRESPLOCK_SOURCE_DIR=" RESPLOCK_TOP_SOURCE_DIR,
+             "-DFETCHCONTENT_FULLY_DISCONNECTED=ON", "-DEXPECTED_TARGETS=" + expected_targets()});
+    REQUIRE(ok(conf, (project + " configure").c_str()));
+    // Each expected target was checked by name (parent_checks.cmake), and said so.
+    for (const std::string& target : split(expected_targets(), ';'))
+        if (!CHECK(conf.out.find("parent: " + target + " -> ") != std::string::npos))
+            std::printf("      not checked: %s\n", target.c_str());
+
+    const Result b = run({RESPLOCK_CMAKE, "--build", build.string(), "-j", "2"});
+    REQUIRE(ok(b, (project + " build").c_str()));
+    // The tool did not come with the libraries (it would be built at the top of the build tree).
+    CHECK(!fs::is_regular_file(build / "resplock"));
+
+    for (const std::string& exe : programs) {
+        const std::string key = "package:" + project + ":" + exe;
+        const Result r = run({(build / exe).string(), std::to_string(server().port()), key});
+        CHECK_EQ(r.code, 0);
+        if (!CHECK_EQ(r.out, std::string(expected_output)))
+            std::printf("      (%s)\n", exe.c_str());
+        CHECK_EQ(server().cli({"EXISTS", key}), std::string("0"));
+    }
+}
+
+TEST_TAGGED(c_project_add_subdirectory_builds_and_locks, "subdirectory") {
+    parent_project_builds_and_locks("subdirectory", {"consumer_c"});
+}
+
+TEST_TAGGED(fetchcontent_project_builds_and_locks, "fetchcontent") {
+    parent_project_builds_and_locks("fetchcontent", {"consumer", "consumer_c"});
 }
 
 }  // namespace

@@ -183,6 +183,23 @@ TEST(send_and_recv_report_closed_once_the_peer_has_gone) {
     CHECK_EQ(r, RESPLOCK_PORT_CLOSED);
 }
 
+TEST(a_reset_is_closed_on_every_later_call_too) {
+    // The peer closes with our bytes unread: lwIP answers with a reset. Its error is reported
+    // once by the stack (and then cleared); later calls still see a connection that is gone.
+    lwipnet::Peer peer;
+    Net n;
+    REQUIRE_EQ(n.connect(lwipnet::ipv4, peer.port(), 1000), RESPLOCK_PORT_OK);
+    REQUIRE(peer.accepted(0) >= 0);
+    REQUIRE_EQ(n.send("PING\r\n", 1000), 6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the bytes arrive
+    peer.close(0);
+    std::uint8_t buf[8];
+    CHECK_EQ(n.recv(buf, sizeof buf, 1000), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.recv(buf, sizeof buf, 1000), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.recv(buf, sizeof buf, 0), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.send("PING\r\n", 1000), RESPLOCK_PORT_CLOSED);
+}
+
 TEST(close_is_safe_twice_and_the_port_connects_again) {
     Net n;
     n.port.close(n.port.ctx);  // never connected

@@ -54,6 +54,14 @@ TEST(connect_to_a_port_nothing_listens_on_is_refused_at_once) {
     CHECK_EQ(n.ctx.sock, -1);  // no socket left open
 }
 
+TEST(connect_to_an_address_lwip_has_no_route_to_is_refused_at_once) {
+    // Off the netif's subnet, and the stack has no default netif: lwIP fails the connect before
+    // sending anything. The port tells that from a connect in progress without errno.
+    Net n;
+    CHECK_EQ(n.connect("10.12.0.1", 6379, 2000), RESPLOCK_PORT_REFUSED);
+    CHECK_EQ(n.ctx.sock, -1);
+}
+
 TEST(connect_to_a_host_that_never_answers_times_out_on_time) {
     Net n;
     for (std::uint32_t timeout : {0U, 300U}) {

@@ -43,6 +43,9 @@ set(RESPLOCK_POSIX_SOURCES
 set(RESPLOCK_LWIP_SOURCES
     ports/lwip/lwip.c
 )
+set(RESPLOCK_TRANSPORT_SOURCES
+    ports/transport/transport.c
+)
 set(RESPLOCK_MBEDTLS_SOURCES
     ports/mbedtls/mbedtls.c
 )

@@ -1,6 +1,9 @@
-/* A firmware task that flashes a shared sensor bus only while it holds the fleet-wide lock
- * "fleet:flash:sensor-bus", over lwIP, with the C API. The RTOS starts lock_task() once the
- * network is up; board_* functions stand for the application's own code. */
+/* A FreeRTOS task that flashes a shared sensor bus only while it holds the fleet-wide lock
+ * "fleet:flash:sensor-bus", over lwIP, with the C API. The application creates lock_task() with
+ * xTaskCreate() once the network is up; board_* functions stand for its own code. */
+#include "FreeRTOS.h" /* before any other FreeRTOS header */
+#include "task.h"
+
 #include "resplock/c_api/lock.h"
 #include "resplock/ports/lwip.h"
 
@@ -14,7 +17,8 @@ int board_flash_next_block(void); /* 1 while blocks remain, 0 when done, -1 on f
 
 void lock_task(void* arg);
 
-void lock_task(void* arg) {
+/* The work, once: returns when it is done or has failed. */
+static void flash_under_lock(void) {
     static char buffer[512]; /* the connection's only buffer: no heap anywhere */
     static resplock_lwip_t net;
     static resplock_conn_t conn;
@@ -24,7 +28,6 @@ void lock_task(void* arg) {
     resplock_conn_config_t config;
     resplock_status_t s;
     int more = 1;
-    (void)arg;
 
     net_config.random = board_trng_read; /* required: tokens must be unguessable */
     if (resplock_lwip_port_init(&net, &net_config, &port) != RESPLOCK_STATUS_ok) {
@@ -64,4 +67,10 @@ void lock_task(void* arg) {
     s = resplock_lock_release(&lock);
     if (s != RESPLOCK_STATUS_ok) board_log("release", s);
     resplock_conn_deinit(&conn);
+}
+
+void lock_task(void* arg) {
+    (void)arg;
+    flash_under_lock();
+    vTaskDelete(NULL); /* a FreeRTOS task must never return from its function */
 }

@@ -1,6 +1,10 @@
 /* lwIP port: non-blocking lwIP sockets driven by lwip_poll() against deadlines on sys_now().
  * Every wait is bounded by the timeout the library passes; the deadline arithmetic is done on
- * 32-bit wrapping milliseconds, like the library's own. */
+ * 32-bit wrapping milliseconds, like the library's own.
+ *
+ * errno is never read: lwIP sets the C library's errno, which on many RTOS builds is one global
+ * that another task's socket call can overwrite between a failed call here and its reading. What
+ * went wrong is asked of the socket instead (socket_failure below). */
 #ifndef _POSIX_C_SOURCE
 /* Strict C99 hides POSIX from the C library's headers; lwIP's arch.h then misses SSIZE_MAX and
  * declares its own ssize_t, at odds with the system's. */
@@ -54,7 +58,7 @@ static enum wait_result wait_for(int sock, short events, uint32_t deadline) {
         p.revents = 0;
         r = lwip_poll(&p, 1, (int)left);
         if (r > 0) return (p.revents & POLLNVAL) != 0 ? WAIT_FAILED : WAIT_READY;
-        if (r < 0 && errno != EINTR) return WAIT_FAILED;
+        if (r < 0) return WAIT_FAILED; /* lwIP raises no signals: never EINTR */
         /* Nothing yet: give up only once a wait with no time left has come back empty, so an
          * early wake-up never shortens the timeout. */
         if (r == 0 && left == 0) return WAIT_TIMEOUT;
@@ -68,8 +72,9 @@ static void close_socket(resplock_lwip_t* self) {
     }
 }
 
-/* The outcome of a failed connect in port terms. lwIP reports a reset answer to the SYN (the
- * usual refusal) as ECONNRESET and a missing route as EHOSTUNREACH. */
+/* The outcome of a failed connect in port terms, from the socket's SO_ERROR. lwIP reports a
+ * reset answer to the SYN (the usual refusal) as ECONNRESET and a missing route as
+ * EHOSTUNREACH. */
 static int32_t connect_error(int err) {
     switch (err) {
         case ECONNREFUSED:
@@ -87,13 +92,40 @@ static int32_t connect_error(int err) {
     }
 }
 
+/* The socket's pending error (SO_ERROR, which lwIP 2.1 clears as it reports it), 0 if none. */
+static int pending_error(int sock) {
+    int err = 0;
+    socklen_t err_len = (socklen_t)sizeof err;
+    if (lwip_getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0) return EBADF;
+    return err;
+}
+
+/* True while the connection exists (or is being set up): lwIP answers getpeername only for a
+ * TCP connection that is neither closed nor aborted. */
+static int has_peer(int sock) {
+    struct sockaddr_storage peer;
+    socklen_t peer_len = (socklen_t)sizeof peer;
+    return lwip_getpeername(sock, (struct sockaddr*)&peer, &peer_len) == 0;
+}
+
+/* Why a non-blocking send or recv failed, without errno: RESPLOCK_PORT_CLOSED or _ERROR, or 0 when
+ * the connection is intact and the call only could not proceed now (would block, or lwIP was
+ * short of buffers). A reset is reported once as a pending error; a failing call may already have
+ * consumed it, and then the connection is simply gone. */
+static int32_t socket_failure(int sock) {
+    const int err = pending_error(sock);
+    if (err == ECONNRESET || err == ENOTCONN || err == EPIPE) return RESPLOCK_PORT_CLOSED;
+    if (err != 0) return RESPLOCK_PORT_ERROR;
+    return has_peer(sock) ? 0 : RESPLOCK_PORT_CLOSED;
+}
+
 /* Connects a fresh socket to one address before the deadline; on RESPLOCK_PORT_OK *out holds
  * it, otherwise no socket is left open. */
 static int32_t connect_address(const struct sockaddr* addr, socklen_t addr_len, uint32_t deadline,
                                int* out) {
     const int one = 1;
     int sock = lwip_socket(addr->sa_family, SOCK_STREAM, IPPROTO_TCP);
-    if (sock < 0) return errno == EAFNOSUPPORT ? RESPLOCK_PORT_REFUSED : RESPLOCK_PORT_ERROR;
+    if (sock < 0) return RESPLOCK_PORT_ERROR; /* out of sockets or memory */
     if (lwip_fcntl(sock, F_SETFL, O_NONBLOCK) != 0) {
         (void)lwip_close(sock);
         return RESPLOCK_PORT_ERROR;
@@ -102,20 +134,22 @@ static int32_t connect_address(const struct sockaddr* addr, socklen_t addr_len, 
     (void)lwip_setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, (socklen_t)sizeof one);
 
     if (lwip_connect(sock, addr, addr_len) != 0) {
-        int err = errno;
+        /* In progress (the usual answer of a non-blocking connect): the SYN is out and the
+         * connection has a peer. Otherwise lwIP failed it at once, which for a valid address
+         * means no route to it (EHOSTUNREACH, left in errno only). */
         enum wait_result w = WAIT_FAILED;
-        socklen_t err_len = (socklen_t)sizeof err;
-        if (err != EINPROGRESS) {
+        int err = 0;
+        if (!has_peer(sock)) {
             (void)lwip_close(sock);
-            return connect_error(err);
+            return RESPLOCK_PORT_REFUSED;
         }
         w = wait_for(sock, (short)POLLOUT, deadline);
         if (w != WAIT_READY) {
             (void)lwip_close(sock);
             return w == WAIT_TIMEOUT ? RESPLOCK_PORT_TIMEOUT : RESPLOCK_PORT_ERROR;
         }
-        err = 0;
-        if (lwip_getsockopt(sock, SOL_SOCKET, SO_ERROR, &err, &err_len) != 0) err = errno;
+        err = pending_error(sock);
+        if (err == 0 && !has_peer(sock)) err = ECONNRESET; /* failed, its error already taken */
         if (err != 0) {
             (void)lwip_close(sock);
             return connect_error(err);
@@ -229,9 +263,8 @@ static int32_t lwip_port_send(void* ctx, const uint8_t* data, size_t len, uint32
         enum wait_result w = WAIT_FAILED;
         if (n > 0) return (int32_t)n;
         if (n < 0) {
-            const int err = errno;
-            if (err == ECONNRESET || err == EPIPE || err == ENOTCONN) return RESPLOCK_PORT_CLOSED;
-            if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) return RESPLOCK_PORT_ERROR;
+            const int32_t failure = socket_failure(self->sock);
+            if (failure != 0) return failure;
         }
         if (left_ms(deadline) == 0U) return 0;
         w = wait_for(self->sock, (short)POLLOUT, deadline);
@@ -253,9 +286,8 @@ static int32_t lwip_port_recv(void* ctx, uint8_t* buf, size_t len, uint32_t time
         if (n > 0) return (int32_t)n;
         if (n == 0) return RESPLOCK_PORT_CLOSED; /* orderly shutdown by the peer */
         {
-            const int err = errno;
-            if (err == ECONNRESET || err == ENOTCONN) return RESPLOCK_PORT_CLOSED;
-            if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) return RESPLOCK_PORT_ERROR;
+            const int32_t failure = socket_failure(self->sock);
+            if (failure != 0) return failure;
         }
         if (left_ms(deadline) == 0U) return 0;
         w = wait_for(self->sock, (short)POLLIN, deadline);

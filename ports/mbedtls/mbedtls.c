@@ -12,10 +12,26 @@
 #include "mbedtls/net_sockets.h"
 #include "mbedtls/version.h"
 
-#if MBEDTLS_VERSION_MAJOR >= 3
+/* The version is checked by resplock/ports/mbedtls.h: 2.28, or 3.2 to 3.6. */
+#if MBEDTLS_VERSION_NUMBER >= 0x03000000
 #define RESPLOCK_MBEDTLS_3 1
 #else
 #define RESPLOCK_MBEDTLS_3 0
+#endif
+/* Before 3.5, mbedTLS neither keeps iPAddress entries of subjectAltName nor matches them: this
+ * port does, from the raw extensions (v3_ext, a public field in 2.x and 3.x). */
+#if MBEDTLS_VERSION_NUMBER < 0x03050000
+#define RESPLOCK_MBEDTLS_OWN_IP_MATCH 1
+#else
+#define RESPLOCK_MBEDTLS_OWN_IP_MATCH 0
+#endif
+/* TLS 1.3 and MBEDTLS_USE_PSA_CRYPTO run their crypto through PSA, which must be initialised. */
+#if RESPLOCK_MBEDTLS_3 && defined(MBEDTLS_PSA_CRYPTO_C) && \
+    (defined(MBEDTLS_SSL_PROTO_TLS1_3) || defined(MBEDTLS_USE_PSA_CRYPTO))
+#define RESPLOCK_MBEDTLS_PSA 1
+#include "psa/crypto.h"
+#else
+#define RESPLOCK_MBEDTLS_PSA 0
 #endif
 
 static const unsigned char drbg_personalisation[] = "resplock tls";
@@ -164,16 +180,17 @@ static int parse_ipv6(const char* s, unsigned char out[16]) {
     return 1;
 }
 
-#if !RESPLOCK_MBEDTLS_3
-/* mbedTLS 2.x neither keeps iPAddress entries of subjectAltName nor matches them, so they are
- * read from the raw extensions here. The CN is never consulted for an address (RFC 6125). */
+#if RESPLOCK_MBEDTLS_OWN_IP_MATCH
+/* iPAddress entries of subjectAltName, read from the raw extensions. The CN is never consulted
+ * for an address (RFC 6125). */
 static int cert_names_ip(const mbedtls_x509_crt* crt, const unsigned char* ip, size_t ip_len) {
     static const unsigned char san_oid[] = {0x55, 0x1d, 0x11}; /* id-ce-subjectAltName */
-    unsigned char* p = crt->v3_ext.p;
+    const mbedtls_x509_buf* ext = &crt->v3_ext;
+    unsigned char* p = ext->p;
     const unsigned char* end = NULL;
     size_t len = 0;
-    if (p == NULL || crt->v3_ext.len == 0) return 0;
-    end = p + crt->v3_ext.len;
+    if (p == NULL || ext->len == 0) return 0;
+    end = p + ext->len;
     /* Step over the [3] EXPLICIT wrapper if the buffer starts with it. */
     if (*p == (MBEDTLS_ASN1_CONTEXT_SPECIFIC | MBEDTLS_ASN1_CONSTRUCTED | 3)) {
         if (mbedtls_asn1_get_tag(&p, end, &len, *p) != 0) return 0;
@@ -282,8 +299,8 @@ static int32_t set_name(resplock_mbedtls_t* ctx, const char* host) {
                                                          : 0;
     int r = 0;
     ctx->verify_ip_len = (size_t)is_ip;
-#if RESPLOCK_MBEDTLS_3
-    r = mbedtls_ssl_set_hostname(&ctx->ssl, name); /* 3.x matches iPAddress entries itself */
+#if !RESPLOCK_MBEDTLS_OWN_IP_MATCH
+    r = mbedtls_ssl_set_hostname(&ctx->ssl, name); /* 3.5+ matches iPAddress entries itself */
 #else
     /* An address is not sent as SNI (RFC 6066) and is checked by verify_ip_name instead. */
     r = mbedtls_ssl_set_hostname(&ctx->ssl, is_ip ? NULL : name);
@@ -487,6 +504,11 @@ resplock_status_t resplock_mbedtls_port_init(resplock_mbedtls_t* ctx,
     if (inner->random == NULL) {
         return refuse(ctx, RESPLOCK_STATUS_random_failed, RESPLOCK_MBEDTLS_FAILURE_setup, 0);
     }
+#if RESPLOCK_MBEDTLS_PSA
+    if (psa_crypto_init() != PSA_SUCCESS) {
+        return refuse(ctx, RESPLOCK_STATUS_random_failed, RESPLOCK_MBEDTLS_FAILURE_setup, 0);
+    }
+#endif
     err = mbedtls_ctr_drbg_seed(&ctx->drbg, drbg_entropy, ctx, drbg_personalisation,
                                 sizeof drbg_personalisation - 1);
     if (err != 0) {
@@ -530,7 +552,7 @@ resplock_status_t resplock_mbedtls_port_init(resplock_mbedtls_t* ctx,
         } else {
             mbedtls_ssl_conf_authmode(&ctx->conf, MBEDTLS_SSL_VERIFY_REQUIRED);
             mbedtls_ssl_conf_ca_chain(&ctx->conf, &ctx->ca, NULL);
-#if !RESPLOCK_MBEDTLS_3
+#if RESPLOCK_MBEDTLS_OWN_IP_MATCH
             mbedtls_ssl_conf_verify(&ctx->conf, verify_ip_name, ctx);
 #endif
         }

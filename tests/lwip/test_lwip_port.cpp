@@ -54,6 +54,14 @@ TEST(connect_to_a_port_nothing_listens_on_is_refused_at_once) {
     CHECK_EQ(n.ctx.sock, -1);  // no socket left open
 }
 
+TEST(connect_to_an_address_lwip_has_no_route_to_is_refused_at_once) {
+    // Off the netif's subnet, and the stack has no default netif: lwIP fails the connect before
+    // sending anything. The port tells that from a connect in progress without errno.
+    Net n;
+    CHECK_EQ(n.connect("10.12.0.1", 6379, 2000), RESPLOCK_PORT_REFUSED);
+    CHECK_EQ(n.ctx.sock, -1);
+}
+
 TEST(connect_to_a_host_that_never_answers_times_out_on_time) {
     Net n;
     for (std::uint32_t timeout : {0U, 300U}) {
@@ -181,6 +189,23 @@ TEST(send_and_recv_report_closed_once_the_peer_has_gone) {
         if (r >= 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     CHECK_EQ(r, RESPLOCK_PORT_CLOSED);
+}
+
+TEST(a_reset_is_closed_on_every_later_call_too) {
+    // The peer closes with our bytes unread: lwIP answers with a reset. Its error is reported
+    // once by the stack (and then cleared); later calls still see a connection that is gone.
+    lwipnet::Peer peer;
+    Net n;
+    REQUIRE_EQ(n.connect(lwipnet::ipv4, peer.port(), 1000), RESPLOCK_PORT_OK);
+    REQUIRE(peer.accepted(0) >= 0);
+    REQUIRE_EQ(n.send("PING\r\n", 1000), 6);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // let the bytes arrive
+    peer.close(0);
+    std::uint8_t buf[8];
+    CHECK_EQ(n.recv(buf, sizeof buf, 1000), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.recv(buf, sizeof buf, 1000), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.recv(buf, sizeof buf, 0), RESPLOCK_PORT_CLOSED);
+    CHECK_EQ(n.send("PING\r\n", 1000), RESPLOCK_PORT_CLOSED);
 }
 
 TEST(close_is_safe_twice_and_the_port_connects_again) {

@@ -7,6 +7,8 @@
  * addresses (as the stack is built for), or a name through lwip_getaddrinfo() when LWIP_DNS is
  * enabled; otherwise a name gives RESPLOCK_PORT_NO_HOST. A name lookup is bounded by lwIP's DNS
  * timeouts, not by the connect timeout. lwIP raises no signals, so no SIGPIPE is possible.
+ * errno is never read (another task may overwrite a global one): failures are told apart through
+ * the socket's SO_ERROR and whether the connection still has a peer.
  *
  * Random source: lwIP has no cryptographically secure generator (LWIP_RAND() is typically
  * rand()), and lock tokens must be unguessable. The application therefore supplies one in the

@@ -26,15 +26,29 @@
  * buffer; the record buffers shrink with MBEDTLS_SSL_IN/OUT_CONTENT_LEN if the server accepts
  * the max_fragment_length extension.
  *
- * Tested with mbedTLS 2.28 (TLS 1.2). With 3.x: the key parser and version calls are adapted at
- * compile time; IP addresses are left to mbedTLS's own iPAddress matching (3.5 and later); with
- * MBEDTLS_USE_PSA_CRYPTO the caller must call psa_crypto_init(), whose generator is seeded by
- * the platform (not by the inner port) unless MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG is set. */
+ * mbedTLS versions: 2.28 (tested end to end) and 3.2 to 3.6 (compile-time adaptations, not
+ * tested here); any other version is refused at compile time below. With 3.x the key parser and
+ * the version call take their 3.x forms; IP addresses are matched by mbedTLS itself from 3.5 on
+ * and by this port before; when TLS 1.3 or MBEDTLS_USE_PSA_CRYPTO is built in, init calls
+ * psa_crypto_init(), whose generator is seeded by the platform's entropy (not by the inner port)
+ * unless MBEDTLS_PSA_CRYPTO_EXTERNAL_RNG is set. */
 #ifndef RESPLOCK_MBEDTLS_H
 #define RESPLOCK_MBEDTLS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* First, so that an unsupported mbedTLS stops here with a clear message (in 3.x and later it
+ * includes mbedtls/build_info.h, which defines the version). */
+#include "mbedtls/version.h"
+
+/* 3.0 and 3.1 lack mbedtls_ssl_conf_min_tls_version(); 4.x has no mbedtls_ssl_conf_rng() and no
+ * public CTR_DRBG. */
+#if !defined(MBEDTLS_VERSION_NUMBER) ||                                                \
+    !((MBEDTLS_VERSION_NUMBER >= 0x021C0000 && MBEDTLS_VERSION_NUMBER < 0x03000000) || \
+      (MBEDTLS_VERSION_NUMBER >= 0x03020000 && MBEDTLS_VERSION_NUMBER < 0x03070000))
+#error "the resplock mbedTLS port supports mbedTLS 2.28 and 3.2 to 3.6 only"
+#endif
 
 #include "mbedtls/ctr_drbg.h"
 #include "mbedtls/pk.h"

@@ -28,8 +28,9 @@ extern "C" {
 
 /* Storage size of the C++ object behind the handle; the library checks at compile time that it
  * fits. */
-#define RESPLOCK_QUORUM_STORAGE \
-    (RESPLOCK_MAX_KEY_LEN + 64 + (RESPLOCK_MAX_SERVERS + 4) * sizeof(void*))
+#define RESPLOCK_QUORUM_STORAGE                                               \
+    (RESPLOCK_MAX_KEY_LEN + 64 + (RESPLOCK_MAX_SERVERS + 4) * sizeof(void*) + \
+     RESPLOCK_OWNER_STORAGE)
 
 /* A quorum lock on one key over several connections. Opaque. */
 typedef struct resplock_quorum {

@@ -27,7 +27,7 @@ extern "C" {
 
 /* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
  * checks at compile time that its object fits. */
-#define RESPLOCK_REENTRANT_STORAGE (184 + 4 * sizeof(void*))
+#define RESPLOCK_REENTRANT_STORAGE (184 + 4 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
 
 /* A reentrant lock on one key over one connection. Opaque. */
 typedef struct resplock_reentrant {

@@ -15,6 +15,7 @@ static_assert(sizeof(Connection) <= sizeof(resplock_conn_t) &&
 static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
               "RESPLOCK_LOCK_STORAGE is too small for this target");
 static_assert(RESPLOCK_MAX_TTL_MS == resplock::max_ttl_ms, "one TTL limit");
+static_assert(RESPLOCK_MAX_TOKEN_LEN == resplock::max_token_len, "one token limit");
 static_assert(static_cast<int>(resplock::LockState::held_by_me) == RESPLOCK_LOCK_HELD_BY_ME &&
                   static_cast<int>(resplock::LockState::held_by_other) ==
                       RESPLOCK_LOCK_HELD_BY_OTHER,

@@ -84,6 +84,10 @@ typedef struct resplock_lock_info {
     int64_t ttl_ms; /* the key's PTTL: ms left, -1 without TTL, -2 when absent */
 } resplock_lock_info_t;
 
+/* Longest token: an owner label of up to RESPLOCK_MAX_OWNER_LEN bytes, ':' and 40 characters
+ * (the most random hex any build makes); 40 when labels are off. */
+#define RESPLOCK_MAX_TOKEN_LEN (RESPLOCK_MAX_OWNER_LEN == 0 ? 40 : RESPLOCK_MAX_OWNER_LEN + 41)
+
 /* Largest TTL accepted, in ms (about 24.8 days). */
 #define RESPLOCK_MAX_TTL_MS 0x7fffffffUL
 

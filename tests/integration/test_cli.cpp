@@ -27,6 +27,7 @@
 #include "helpers.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/version.h"
 
 #ifndef RESPLOCK_CLI
@@ -351,7 +352,7 @@ TEST_TAGGED(usage_errors_give_64, "slow_launcher_ok") {
         {"acquire", "a", "b"},
         {"status", "a", "b"},
         {"release", "k", "t", "extra"},
-        {"release", "k", std::string(41, 't')},
+        {"release", "k", std::string(resplock::max_token_len + 1, 't')},
         {"run", "k"},
         {"run", "k", "--"},
         {"--help=yes"},

@@ -233,12 +233,12 @@ TEST(lib_token_of_another_holder_is_not_owner) {
 }
 
 TEST(cli_token_empty_gives_64) {
-    expect_usage({"release", "k", ""}, "TOKEN must be 1..40 characters");
+    expect_usage({"release", "k", ""}, "TOKEN must be 1..73 characters");
 }
 
 TEST(cli_token_longer_than_max_gives_64) {
     expect_usage({"extend", "k", std::string(resplock::max_token_len + 1, 't')},
-                 "TOKEN must be 1..40 characters");
+                 "TOKEN must be 1..73 characters");
 }
 
 TEST(cli_token_of_another_holder_gives_1) {

@@ -784,7 +784,7 @@ TEST(no_text_that_may_hold_a_password_is_echoed) {
         {{"-x" + bare, "status", "k"}, {}, 64},
         {{bare, "status", "k"}, {}, 64},
         {{"-u", open, "status", "k", bare}, {}, 64},
-        {{"-u", open, "release", bare, std::string(41, 't')}, {}, 64},
+        {{"-u", open, "release", bare, std::string(resplock::max_token_len + 1, 't')}, {}, 64},
         {{"-u", refused, "--timeout", "200", "status", bare}, {}, 69},
         {{"-u", refused, "--timeout", "200", "acquire", bare}, {}, 69},
         {{"-u", refused, "--timeout", "200", "release", bare, "tok"}, {}, 69},

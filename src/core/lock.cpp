@@ -43,9 +43,8 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     resp::Reply reply;
     Status s = conn_.command(args, 6, reply);
     if (s == Status::ok) {
-        const resp::Value& v = reply.top();
-        if (v.is(resp::Type::nil_bulk)) return Status::busy;
-        if (!v.is(resp::Type::simple_string) || !v.equals("OK"sv)) s = Status::protocol_error;
+        s = detail::set_answer(reply);
+        if (s == Status::busy) return s;
     } else {
         s = detail::outcome(conn_, s);
         if (!detail::may_have_run(conn_, s, false)) return s;  // not executed: nothing to keep

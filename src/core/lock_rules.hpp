@@ -198,8 +198,7 @@ inline constexpr std::uint32_t late_wake_ms = 5;
 // a jittered exponential backoff between RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never
 // past the holder's PTTL nor the deadline. wait_ms 0 is one attempt; no attempt starts after the
 // deadline (nor after a pause that ended more than late_wake_ms past it), so the whole takes at
-// most wait_ms + late_wake_ms
-// + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
+// most wait_ms + late_wake_ms + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
 // Inlined into each caller, so that its acquirer's functions are known there: the calls are
 // direct, and the stack analysis of tests/target sees them.
 inline __attribute__((always_inline)) Status retry(const Connection& conn, std::string_view key,

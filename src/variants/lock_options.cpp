@@ -119,6 +119,8 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
         struct Attempt {
             Lock& lock;
             std::uint32_t ttl_ms;
+            // cppcheck misses uses through the lambdas' void* context:
+            // cppcheck-suppress unusedStructMember
             std::string_view owner;
         } attempt{*this, ttl_ms, options.owner};
         static constexpr detail::Acquirer acquirer = {

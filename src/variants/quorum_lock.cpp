@@ -195,6 +195,8 @@ Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
     struct Attempt {
         QuorumLock& lock;
         std::uint32_t ttl_ms;
+        // cppcheck misses uses through the lambda's void* context:
+        // cppcheck-suppress unusedStructMember
         const AcquireOptions& options;
     } attempt{*this, ttl_ms, options};
     static constexpr detail::Acquirer acquirer = {[](void* ctx) {

@@ -40,7 +40,7 @@ extern "C" {
 #define RESPLOCK_CONN_STORAGE (272 + 19 * sizeof(void*))
 #define RESPLOCK_LOCK_STORAGE (176 + 4 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
 /* What an owner label adds to a token buffer (RESPLOCK_MAX_OWNER_LEN and ':', rounded up). */
-#define RESPLOCK_OWNER_STORAGE ((RESPLOCK_MAX_OWNER_LEN + 8) / 8 * 8)
+#define RESPLOCK_OWNER_STORAGE ((size_t)(RESPLOCK_MAX_OWNER_LEN + 8) / 8 * 8)
 
 /* A connection to one Redis server. Opaque: use only through the functions below. */
 typedef struct resplock_conn {

@@ -113,30 +113,8 @@ Status Lock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
                          std::uint64_t* fence) noexcept {
-    if (!options.fence && options.once_per_ms == 0 && !options.wake) {
-        if (options.owner.empty()) return try_acquire(ttl_ms, wait_ms);
-        // try_acquire() with a labelled token.
-        struct Attempt {
-            Lock& lock;
-            std::uint32_t ttl_ms;
-            // cppcheck misses uses through the lambdas' void* context:
-            // cppcheck-suppress unusedStructMember
-            std::string_view owner;
-        } attempt{*this, ttl_ms, options.owner};
-        static constexpr detail::Acquirer acquirer = {
-            [](void* ctx) {
-                auto& a = *static_cast<Attempt*>(ctx);
-                return a.lock.acquire_owned(a.ttl_ms, a.owner);
-            },
-            [](void* ctx) {
-                LockInfo info;
-                return static_cast<Attempt*>(ctx)->lock.query(info) == Status::ok
-                           ? info.ttl_ms
-                           : std::int64_t{-1};
-            },
-            nullptr};
-        return detail::retry(conn_, key(), wait_ms, acquirer, &attempt);
-    }
+    const bool set_only = !options.fence && options.once_per_ms == 0 && !options.wake;
+    if (set_only && options.owner.empty()) return try_acquire(ttl_ms, wait_ms);
     if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || options.once_per_ms > max_ttl_ms ||
         (options.fence && fence == nullptr) || wait_ms > max_ttl_ms ||
         !detail::valid_owner(options.owner)) {
@@ -153,12 +131,16 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
         Deadline until{};              // the caller's deadline: the last pause sleeps, not blocks
         std::int64_t holder_ttl = -1;  // from the last busy reply
         bool blpop = true;             // false once the server refused BLPOP
-    } attempt{*this, options, ttl_ms, fence, Deadline::after(conn_.port(), wait_ms)};
+        // cppcheck-suppress unusedStructMember
+        bool set_only = false;  // only an owner label: the plain SET, with a labelled token
+    } attempt{*this, options, ttl_ms,  fence, Deadline::after(conn_.port(), wait_ms),
+              -1,    true,    set_only};
 
     static constexpr detail::Acquirer acquirer = {
         [](void* ctx) {
             auto& a = *static_cast<Attempt*>(ctx);
             Lock& lock = a.lock;
+            if (a.set_only) return lock.acquire_owned(a.ttl_ms, a.opts.owner);
             Connection& conn = lock.conn_;
             if (lock.held()) return Status::invalid_argument;
             const resplock_port_t& port = conn.port();
@@ -210,7 +192,13 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             lock.keep(fresh, a.ttl_ms, sent_at, s);
             return s;
         },
-        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; },
+        [](void* ctx) {
+            auto& a = *static_cast<Attempt*>(ctx);
+            if (!a.set_only) return a.holder_ttl;  // from the script's busy reply
+            // As the plain try_acquire: the holder's PTTL, asked for.
+            LockInfo info;
+            return a.lock.query(info) == Status::ok ? info.ttl_ms : std::int64_t{-1};
+        },
         [](void* ctx, std::uint32_t ms) {
             auto& a = *static_cast<Attempt*>(ctx);
             Connection& conn = a.lock.conn_;

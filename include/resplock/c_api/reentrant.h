@@ -41,10 +41,11 @@ typedef struct resplock_reentrant {
 /* Smallest I/O buffer that fits every request of a reentrant lock at the longest key and owner. */
 size_t resplock_reentrant_buffer_min(void);
 
-/* Binds `lock` to `key` (key_len bytes) and to the owner id `owner` (owner_len bytes, 1..RESPLOCK_MAX_TOKEN_LEN),
- * both copied, over `conn`, which must outlive it. owner NULL or owner_len 0: a random owner id is
- * made by the first acquire. Returns ok or invalid_argument (NULL lock or conn, empty key, key over
- * RESPLOCK_MAX_KEY_LEN, owner over RESPLOCK_MAX_TOKEN_LEN bytes, NULL owner with owner_len > 0). */
+/* Binds `lock` to `key` (key_len bytes) and to the owner id `owner` (owner_len bytes,
+ * 1..RESPLOCK_MAX_TOKEN_LEN), both copied, over `conn`, which must outlive it. owner NULL or
+ * owner_len 0: a random owner id is made by the first acquire. Returns ok or invalid_argument
+ * (NULL lock or conn, empty key, key over RESPLOCK_MAX_KEY_LEN, owner over RESPLOCK_MAX_TOKEN_LEN
+ * bytes, NULL owner with owner_len > 0). */
 resplock_status_t resplock_reentrant_init(resplock_reentrant_t* lock, resplock_conn_t* conn,
                                           const char* key, size_t key_len, const char* owner,
                                           size_t owner_len);

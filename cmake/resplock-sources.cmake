@@ -23,6 +23,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/reentrant_lock.cpp
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
+    src/variants/observer.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).
@@ -32,6 +33,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/reentrant_c.cpp
     src/c_api/quorum_c.cpp
     src/c_api/renewer_c.cpp
+    src/c_api/observer_c.cpp
     src/c_api/status_c.cpp
 )
 

@@ -2,6 +2,8 @@
 #include "resplock/c_api/lock.h"
 
 #include "c_api/handles.hpp"
+#include "resplock/c_api/observer.h"
+#include "resplock/core/observer.hpp"
 
 using resplock::Connection;
 using resplock::Lock;
@@ -13,6 +15,7 @@ static_assert(sizeof(Connection) <= sizeof(resplock_conn_t) &&
 static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
               "RESPLOCK_LOCK_STORAGE is too small for this target");
 static_assert(RESPLOCK_MAX_TTL_MS == resplock::max_ttl_ms, "one TTL limit");
+static_assert(RESPLOCK_MAX_TOKEN_LEN == resplock::max_token_len, "one token limit");
 static_assert(static_cast<int>(resplock::LockState::held_by_me) == RESPLOCK_LOCK_HELD_BY_ME &&
                   static_cast<int>(resplock::LockState::held_by_other) ==
                       RESPLOCK_LOCK_HELD_BY_OTHER,
@@ -43,8 +46,9 @@ size_t resplock_lock_buffer_min(void) {
 void resplock_conn_config_init(resplock_conn_config_t* config) {
     if (config == nullptr) return;
     const resplock::ConnectionConfig defaults;
-    *config = {defaults.host,     defaults.port, defaults.username,
-               defaults.password, defaults.db,   defaults.timeout_ms};
+    *config = {
+        defaults.host,       defaults.port, defaults.username, defaults.password, defaults.db,
+        defaults.timeout_ms, nullptr};
 }
 
 resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_t* port,
@@ -63,6 +67,9 @@ resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_
     c.password = config->password;
     c.db = config->db;
     c.timeout_ms = config->timeout_ms;
+    if (config->observer != nullptr) {
+        c.observer = &resplock::c_api::object<resplock::Observer>(config->observer);
+    }
     new (conn->opaque.bytes) Connection(*port, c, buffer, buffer_size);
     return RESPLOCK_STATUS_ok;
 }
@@ -71,6 +78,17 @@ resplock_status_t resplock_conn_connect(resplock_conn_t* conn) {
     if (conn == nullptr) return RESPLOCK_STATUS_invalid_argument;
     Connection& c = conn_of(conn);
     return c_status(c.connect(resplock::Deadline::after(c.port(), c.config().timeout_ms)));
+}
+
+const char* resplock_conn_error_text(resplock_conn_t* conn) {
+    const std::string_view text = conn == nullptr ? std::string_view() : conn_of(conn).error_text();
+    if (text.empty()) return "";
+    // The text is a view into the caller's buffer, followed there by the CR LF that ended the
+    // reply: ending it with a NUL in place needs no storage and changes nothing the connection
+    // reads (the next request overwrites the buffer).
+    char* end = const_cast<char*>(text.data()) + text.size();  // NOLINT: the caller's buffer
+    *end = '\0';
+    return text.data();
 }
 
 void resplock_conn_deinit(resplock_conn_t* conn) {

@@ -19,6 +19,7 @@ AcquireOptions options_of(const resplock_acquire_options_t* options) noexcept {
         o.fence = options->fence != 0;
         o.once_per_ms = options->once_per_ms;
         o.wake = options->wake != 0;
+        if (options->owner != nullptr) o.owner = options->owner;
     }
     return o;
 }
@@ -28,7 +29,7 @@ AcquireOptions options_of(const resplock_acquire_options_t* options) noexcept {
 extern "C" {
 
 void resplock_acquire_options_init(resplock_acquire_options_t* options) {
-    if (options != nullptr) *options = {0, 0, 0};
+    if (options != nullptr) *options = {0, 0, 0, nullptr};
 }
 
 resplock_status_t resplock_lock_acquire_opt(resplock_lock_t* lock, uint32_t ttl_ms,

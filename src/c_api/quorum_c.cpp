@@ -2,6 +2,7 @@
 #include <new>
 
 #include "c_api/handles.hpp"
+#include "resplock/c_api/options.h"
 #include "resplock/c_api/quorum.h"
 #include "resplock/variants/quorum_lock.hpp"
 
@@ -53,6 +54,20 @@ resplock_status_t resplock_quorum_try_acquire(resplock_quorum_t* lock, uint32_t 
                                               uint32_t wait_ms) {
     if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
     return c_status(quorum_of(lock).try_acquire(ttl_ms, wait_ms));
+}
+
+resplock_status_t resplock_quorum_try_acquire_opt(resplock_quorum_t* lock, uint32_t ttl_ms,
+                                                  uint32_t wait_ms,
+                                                  const resplock_acquire_options_t* options) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    resplock::AcquireOptions o;
+    if (options != nullptr) {
+        o.fence = options->fence != 0;
+        o.once_per_ms = options->once_per_ms;
+        o.wake = options->wake != 0;
+        if (options->owner != nullptr) o.owner = options->owner;
+    }
+    return c_status(quorum_of(lock).try_acquire(ttl_ms, wait_ms, o));
 }
 
 resplock_status_t resplock_quorum_release(resplock_quorum_t* lock) {

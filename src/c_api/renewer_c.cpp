@@ -2,6 +2,7 @@
 #include "resplock/c_api/renewer.h"
 
 #include "c_api/handles.hpp"
+#include "resplock/core/observer.hpp"
 #include "resplock/variants/renewer.hpp"
 
 using resplock::Lock;
@@ -66,6 +67,13 @@ resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, respl
     const Status s = r.renewer.watch(l, ttl_ms, &report_lost, entry, loss_margin_ms);
     if (s == Status::ok) *entry = CWatch{lock, on_lost, user};
     return resplock::c_api::c_status(s);
+}
+
+void resplock_renewer_set_observer(resplock_renewer_t* renewer,
+                                   const resplock_observer_t* observer) {
+    if (renewer == nullptr) return;
+    renewer_of(renewer).renewer.set_observer(
+        observer == nullptr ? nullptr : &resplock::c_api::object<resplock::Observer>(observer));
 }
 
 void resplock_renewer_unwatch_lock(resplock_renewer_t* renewer, const resplock_lock_t* lock) {

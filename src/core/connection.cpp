@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "resplock/core/observer.hpp"
+
 namespace resplock {
 
 using namespace std::string_view_literals;
@@ -48,14 +50,17 @@ Status classify_error(std::string_view message) noexcept {
     return Status::server_error;
 }
 
+// values_ are written by the parser before anything reads them: zeroing them would cost flash.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+// cppcheck-suppress uninitMemberVar
 Connection::Connection(const resplock_port_t& port, const ConnectionConfig& config, char* buffer,
                        std::size_t buffer_size) noexcept
     : port_(port),
       config_(config),
       buf_(buffer),
       size_(buffer_size),
-      values_{},
       parser_(values_, RESPLOCK_MAX_REPLY_VALUES) {}
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
 void Connection::close() noexcept {
     if (connected_) port_.close(port_.ctx);
@@ -97,7 +102,9 @@ Status Connection::connect(Deadline deadline) noexcept {
     const std::int32_t r = port_.connect(port_.ctx, config_.host, config_.port, left);
     if (r != RESPLOCK_PORT_OK) return from_port(r);
     connected_ = true;
-    const Status s = handshake(deadline);
+    Status s = handshake(deadline);
+    if (s == Status::ok && config_.observer != nullptr)
+        s = config_.observer->connected(*this, deadline);
     if (s != Status::ok) close();
     return s;
 }
@@ -105,15 +112,11 @@ Status Connection::connect(Deadline deadline) noexcept {
 Status Connection::handshake(Deadline deadline) noexcept {
     resp::Reply reply;
     if (config_.password != nullptr) {
-        std::string_view auth[3] = {"AUTH"sv, {}, config_.password};
-        std::size_t n = 2;
-        if (config_.username != nullptr) {
-            auth[1] = config_.username;
-            n = 3;
-        } else {
-            auth[1] = config_.password;
-        }
-        Status s = transmit(auth, n, deadline);
+        // AUTH user password, or AUTH password: the last two of {AUTH, AUTH, password}.
+        std::string_view auth[3] = {"AUTH"sv, "AUTH"sv, config_.password};
+        const bool user = config_.username != nullptr;
+        if (user) auth[1] = config_.username;
+        Status s = transmit(auth + (user ? 0 : 1), user ? 3 : 2, deadline);
         if (s == Status::ok) s = receive(reply, deadline);
         // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)
         // means the credentials were refused, unless the server is still loading.

@@ -8,10 +8,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/observer.hpp"
 
 namespace resplock::detail {
 
@@ -79,6 +81,42 @@ inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
 // Fills `out` with token_len lowercase hex digits of RESPLOCK_TOKEN_BYTES bytes from the port's
 // random source. Returns ok or random_failed.
 Status random_token(const resplock_port_t& port, char (&out)[token_len]) noexcept;
+
+// Whether `owner` may label a token (AcquireOptions::owner): empty (no label), or 1..max_owner_len
+// bytes of A-Z a-z 0-9 . _ - (printable anywhere, never the ':' that ends it, no space).
+inline bool valid_owner(std::string_view owner) noexcept {
+    if (owner.size() > max_owner_len) return false;
+    for (const char c : owner) {
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+        if (!ok) return false;
+    }
+    return true;
+}
+
+// Fills `out` with a fresh token: `owner` (valid_owner, not checked here) and ':' before the
+// random hex of random_token(), or that hex alone for an empty owner. Returns the token, or an
+// empty view when the random source failed.
+inline std::string_view owned_token(const resplock_port_t& port, std::string_view owner,
+                                    char (&out)[max_token_len]) noexcept {
+    char fresh[token_len];
+    if (random_token(port, fresh) != Status::ok) return {};
+    std::size_t n = owner.size();
+    if (n != 0) {
+        std::memcpy(out, owner.data(), n);
+        out[n++] = ':';
+    }
+    std::memcpy(out + n, fresh, token_len);
+    return {out, n + token_len};
+}
+
+// What the reply to SET key token NX PX ttl means: ok (+OK), busy (nil: the key exists), or
+// protocol_error for anything else.
+inline Status set_answer(const resp::Reply& reply) noexcept {
+    const resp::Value& v = reply.top();
+    if (v.is(resp::Type::nil_bulk)) return Status::busy;
+    return v.is(resp::Type::simple_string) && v.equals("OK") ? Status::ok : Status::protocol_error;
+}
 
 // A Lua script and the SHA1 of its text (checked against the server's SCRIPT LOAD in the tests).
 struct Script {
@@ -155,20 +193,22 @@ struct Acquirer {
 inline constexpr std::uint32_t late_wake_ms = 5;
 
 // Calls attempt() until it returns a status retryable() rejects, or `wait_ms` has passed; returns
-// that last status. Between attempts it pauses for a jittered exponential backoff between
-// RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never past the holder's PTTL nor the
-// deadline. wait_ms 0 is one attempt; no attempt starts after the deadline (nor after a pause
-// that ended more than late_wake_ms past it), so the whole takes at most wait_ms + late_wake_ms
-// + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
+// that last status. Before each pause it reports a retry event for `key` to the observer of
+// `conn` (whose port gives the clock and the sleep), if it has one. Between attempts it pauses for
+// a jittered exponential backoff between RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never
+// past the holder's PTTL nor the deadline. wait_ms 0 is one attempt; no attempt starts after the
+// deadline (nor after a pause that ended more than late_wake_ms past it), so the whole takes at
+// most wait_ms + late_wake_ms + one attempt. invalid_argument when wait_ms exceeds max_ttl_ms.
 // Inlined into each caller, so that its acquirer's functions are known there: the calls are
 // direct, and the stack analysis of tests/target sees them.
-inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
+inline __attribute__((always_inline)) Status retry(const Connection& conn, std::string_view key,
                                                    std::uint32_t wait_ms, const Acquirer& acquirer,
                                                    void* ctx) noexcept {
     if (wait_ms > max_ttl_ms) return Status::invalid_argument;  // would wrap the deadline
+    const resplock_port_t& port = conn.port();
     const Deadline deadline = Deadline::after(port, wait_ms);
     std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
-    for (;;) {
+    for (std::uint32_t attempt = 1;; ++attempt) {
         const Status s = acquirer.attempt(ctx);
         if (!retryable(s) || deadline.remaining(port) == 0) return s;
 
@@ -188,6 +228,10 @@ inline __attribute__((always_inline)) Status retry(const resplock_port_t& port,
         const std::uint32_t left = deadline.remaining(port);
         if (left == 0) return s;  // the PTTL lookup used up the wait: no attempt after it
         if (wait > left) wait = left;
+        if (const Observer* observer = conn.config().observer) {
+            observer->report({RESPLOCK_EVENT_retry, static_cast<resplock_status_t>(s), attempt,
+                              wait, key.data(), key.size()});
+        }
         if (wait == 0) continue;
         if (acquirer.pause != nullptr) {
             acquirer.pause(ctx, wait);

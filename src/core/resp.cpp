@@ -67,8 +67,13 @@ bool Value::equals(std::string_view s) const noexcept {
     return true;
 }
 
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init): reset() sets what is read before written
+// cppcheck-suppress uninitMemberVar
 Parser::Parser(Value* values, std::size_t capacity) noexcept
-    : values_(values), capacity_(capacity) {}
+    : values_(values), capacity_(capacity) {
+    reset();
+}
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
 void Parser::reset() noexcept {
     count_ = 0;

@@ -56,26 +56,68 @@ class KeyName {
 }  // namespace
 
 std::size_t lock_options_buffer_min() noexcept {
+    // The longest token this build makes: an owner label of max_owner_len bytes, ':', the hex.
+    constexpr std::size_t longest_token = max_owner_len + (max_owner_len != 0 ? 1 : 0) + token_len;
     // EVAL <acquire script> 3 key key:once key:fence token ttl once_per_ms
     return detail::eval_size(
         acquire_script.text.size(), 7,
         bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(RESPLOCK_MAX_KEY_LEN + 5) +
-            bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(token_len) + 2 * bulk_size(10));
+            bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(longest_token) + 2 * bulk_size(10));
+}
+
+void Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
+                Status s) noexcept {
+    // As the plain keep(), for a token of any length up to max_token_len.
+    std::memcpy(token_, token.data(), token.size());
+    token_len_ = token.size();
+    if (s == Status::ok) {
+        validity_.start(sent_at, ttl_ms);
+    } else {
+        validity_.end();
+    }
+}
+
+Status Lock::acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept {
+    // acquire() with a labelled token: the same SET, the same answers.
+    if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || !detail::valid_owner(owner) || held()) {
+        return Status::invalid_argument;
+    }
+    const resplock_port_t& port = conn_.port();
+    char buf[max_token_len];
+    const std::string_view fresh = detail::owned_token(port, owner, buf);
+    if (fresh.empty()) return Status::random_failed;
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::string_view args[6] = {"SET"sv, key(), fresh, "NX"sv, "PX"sv, {ttl_text, ttl_len}};
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    Status s = conn_.command(args, 6, reply);
+    if (s == Status::ok) {
+        s = detail::set_answer(reply);
+        if (s == Status::busy) return s;
+    } else {
+        s = detail::outcome(conn_, s);
+        if (!detail::may_have_run(conn_, s, false)) return s;  // not executed: nothing to keep
+    }
+    keep(fresh, ttl_ms, sent_at, s);
+    return s;
 }
 
 Status Lock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
                      std::uint64_t* fence) noexcept {
-    if (!options.fence && options.once_per_ms == 0) return acquire(ttl_ms);
+    if (!options.fence && options.once_per_ms == 0) {
+        return options.owner.empty() ? acquire(ttl_ms) : acquire_owned(ttl_ms, options.owner);
+    }
     return try_acquire(ttl_ms, 0, options, fence);  // wait 0: exactly one attempt
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
                          std::uint64_t* fence) noexcept {
-    if (!options.fence && options.once_per_ms == 0 && !options.wake) {
-        return try_acquire(ttl_ms, wait_ms);
-    }
+    const bool set_only = !options.fence && options.once_per_ms == 0 && !options.wake;
+    if (set_only && options.owner.empty()) return try_acquire(ttl_ms, wait_ms);
     if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || options.once_per_ms > max_ttl_ms ||
-        (options.fence && fence == nullptr) || wait_ms > max_ttl_ms) {
+        (options.fence && fence == nullptr) || wait_ms > max_ttl_ms ||
+        !detail::valid_owner(options.owner)) {
         return Status::invalid_argument;
     }
     struct Attempt {
@@ -89,17 +131,22 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
         Deadline until{};              // the caller's deadline: the last pause sleeps, not blocks
         std::int64_t holder_ttl = -1;  // from the last busy reply
         bool blpop = true;             // false once the server refused BLPOP
-    } attempt{*this, options, ttl_ms, fence, Deadline::after(conn_.port(), wait_ms)};
+        // cppcheck-suppress unusedStructMember
+        bool set_only = false;  // only an owner label: the plain SET, with a labelled token
+    } attempt{*this, options, ttl_ms,  fence, Deadline::after(conn_.port(), wait_ms),
+              -1,    true,    set_only};
 
     static constexpr detail::Acquirer acquirer = {
         [](void* ctx) {
             auto& a = *static_cast<Attempt*>(ctx);
             Lock& lock = a.lock;
+            if (a.set_only) return lock.acquire_owned(a.ttl_ms, a.opts.owner);
             Connection& conn = lock.conn_;
             if (lock.held()) return Status::invalid_argument;
             const resplock_port_t& port = conn.port();
-            char fresh[token_len];
-            if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
+            char buf[max_token_len];
+            const std::string_view fresh = detail::owned_token(port, a.opts.owner, buf);
+            if (fresh.empty()) return Status::random_failed;
             const bool once = a.opts.once_per_ms != 0;
             const KeyName once_key(lock.key(), ":once"sv);
             const KeyName fence_key(lock.key(), ":fence"sv);
@@ -111,7 +158,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             if (a.opts.fence) args[n++] = fence_key.view();
             const char numkeys = static_cast<char>('0' + (n - 3));
             args[2] = {&numkeys, 1};
-            args[n++] = {fresh, token_len};
+            args[n++] = fresh;
             args[n++] = {ttl_text, resp::format_decimal(a.ttl_ms, ttl_text)};
             if (once) args[n++] = {once_text, resp::format_decimal(a.opts.once_per_ms, once_text)};
             // The EVAL fallback after a cache flush must fit too: refusing up front keeps a call
@@ -145,7 +192,13 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             lock.keep(fresh, a.ttl_ms, sent_at, s);
             return s;
         },
-        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; },
+        [](void* ctx) {
+            auto& a = *static_cast<Attempt*>(ctx);
+            if (!a.set_only) return a.holder_ttl;  // from the script's busy reply
+            // As the plain try_acquire: the holder's PTTL, asked for.
+            LockInfo info;
+            return a.lock.query(info) == Status::ok ? info.ttl_ms : std::int64_t{-1};
+        },
         [](void* ctx, std::uint32_t ms) {
             auto& a = *static_cast<Attempt*>(ctx);
             Connection& conn = a.lock.conn_;
@@ -184,7 +237,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
             if (elapsed < ms) port.sleep_ms(port.ctx, ms - elapsed);
         }};
-    return detail::retry(conn_.port(), wait_ms, acquirer, &attempt);
+    return detail::retry(conn_, key(), wait_ms, acquirer, &attempt);
 }
 
 Status Lock::release(const AcquireOptions& options) noexcept {

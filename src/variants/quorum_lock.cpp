@@ -92,10 +92,7 @@ void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::ui
                 // may or may not have run).
                 s = detail::owner_answer(c, s, reply);
             } else if (s == Status::ok && op == Op::set) {
-                const resp::Value& v = reply.top();
-                s = v.is(resp::Type::nil_bulk)                            ? Status::busy
-                    : v.is(resp::Type::simple_string) && v.equals("OK"sv) ? Status::ok
-                                                                          : Status::protocol_error;
+                s = detail::set_answer(reply);
             } else if (s == Status::ok) {  // query
                 const resp::Value* e = reply.values;
                 s = Status::protocol_error;
@@ -147,12 +144,20 @@ Status QuorumLock::most_common_failure(
 }
 
 Status QuorumLock::acquire(std::uint32_t ttl_ms) noexcept {
-    if (count_ == 0 || !detail::valid_ttl(ttl_ms) || held()) return Status::invalid_argument;
+    return acquire(ttl_ms, AcquireOptions{});
+}
+
+Status QuorumLock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options) noexcept {
+    if (count_ == 0 || !detail::valid_ttl(ttl_ms) || held() || options.fence ||
+        options.once_per_ms != 0 || options.wake || !detail::valid_owner(options.owner)) {
+        return Status::invalid_argument;
+    }
     const resplock_port_t& port = conns_[0]->port();
-    char fresh[token_len];
-    if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
-    std::memcpy(token_, fresh, token_len);
-    token_len_ = token_len;
+    char buf[max_token_len];
+    const std::string_view fresh = detail::owned_token(port, options.owner, buf);
+    if (fresh.empty()) return Status::random_failed;
+    std::memcpy(token_, fresh.data(), fresh.size());
+    token_len_ = fresh.size();
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     std::string_view args[6] = {"SET"sv, key(), token(), "NX"sv, "PX"sv, {ttl_text, ttl_len}};
@@ -181,17 +186,25 @@ Status QuorumLock::acquire(std::uint32_t ttl_ms) noexcept {
 }
 
 Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    return try_acquire(ttl_ms, wait_ms, AcquireOptions{});
+}
+
+Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                               const AcquireOptions& options) noexcept {
     if (count_ == 0) return Status::invalid_argument;
     struct Attempt {
         QuorumLock& lock;
         std::uint32_t ttl_ms;
-    } attempt{*this, ttl_ms};
+        // cppcheck misses uses through the lambda's void* context:
+        // cppcheck-suppress unusedStructMember
+        const AcquireOptions& options;
+    } attempt{*this, ttl_ms, options};
     static constexpr detail::Acquirer acquirer = {[](void* ctx) {
                                                       auto& a = *static_cast<Attempt*>(ctx);
-                                                      return a.lock.acquire(a.ttl_ms);
+                                                      return a.lock.acquire(a.ttl_ms, a.options);
                                                   },
                                                   nullptr, nullptr};
-    return detail::retry(conns_[0]->port(), wait_ms, acquirer, &attempt);
+    return detail::retry(*conns_[0], key(), wait_ms, acquirer, &attempt);
 }
 
 Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {

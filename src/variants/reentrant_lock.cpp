@@ -146,7 +146,7 @@ Status ReentrantLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) n
             return a.lock.attempt(a.ttl_ms, a.holder_ttl);
         },
         [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; }, nullptr};
-    return detail::retry(conn_.port(), wait_ms, acquirer, &state);
+    return detail::retry(conn_, key(), wait_ms, acquirer, &state);
 }
 
 Status ReentrantLock::run(std::size_t script, const std::string_view* extra,

@@ -1,6 +1,7 @@
 #include "resplock/variants/renewer.hpp"
 
 #include "core/lock_rules.hpp"
+#include "resplock/core/observer.hpp"
 
 namespace resplock {
 
@@ -70,7 +71,16 @@ std::size_t Renewer::watching() const noexcept {
     return n;
 }
 
+void Renewer::report(const Slot& slot, int kind, Status status, std::uint32_t ms) const noexcept {
+    if (observer_ == nullptr) return;
+    const std::string_view key = slot.ops->key(slot.lock);
+    observer_->report({static_cast<resplock_event_kind_t>(kind),
+                       static_cast<resplock_status_t>(status), slot.ttl_ms, ms,
+                       key.empty() ? nullptr : key.data(), key.size()});
+}
+
 void Renewer::lose(Slot& slot, Status why) noexcept {
+    report(slot, RESPLOCK_EVENT_loss, why, 0);
     // Free the slot first: the callback may unwatch, release or watch again.
     const Slot was = slot;
     slot = Slot{};
@@ -137,6 +147,7 @@ std::uint32_t Renewer::wait_for(const Slot& slot) const noexcept {
 
 void Renewer::renew(Slot& s, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept {
     const Status st = s.ops->extend(s.lock, s.ttl_ms, wait_ms);
+    report(s, RESPLOCK_EVENT_renewal, st, s.ops->remaining_ms(s.lock));
     if (st == Status::ok) {
         s.due_ms = now_ms + renew_interval(s.ttl_ms);
         return;

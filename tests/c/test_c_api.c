@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "resplock/c_api/lock.h"
+#include "resplock/c_api/observer.h"
+#include "resplock/c_api/options.h"
 #include "resplock/ports/mock.h"
 #include "resplock/ports/posix.h"
 
@@ -104,6 +106,97 @@ static void over_mock(void) {
     resplock_conn_deinit(&conn);
 }
 
+/* What the observer saw: each event's kind and status, and the error text during the first. */
+static resplock_conn_t observed;
+static int event_count;
+static resplock_event_kind_t event_kinds[8];
+static resplock_status_t event_statuses[8];
+static uint32_t event_numbers[8];
+static char text_during_event[128];
+
+static void record_event(void* user, const resplock_event_t* e) {
+    CHECK(user == &event_count);
+    if (event_count == 0) {
+        strncpy(text_during_event, resplock_conn_error_text(&observed),
+                sizeof text_during_event - 1);
+    }
+    if (event_count < 8) {
+        event_kinds[event_count] = e->kind;
+        event_statuses[event_count] = e->status;
+        event_numbers[event_count] = e->number;
+    }
+    ++event_count;
+}
+
+/* Events, the client name, an owner label and the error text through the C API. */
+static void observed_over_mock(void) {
+    static char buf[512];
+    static resplock_lock_t lock;
+    static resplock_observer_t observer;
+    resplock_mock_t* m = resplock_mock_reset();
+    resplock_port_t port;
+    resplock_conn_config_t cfg;
+    resplock_acquire_options_t opt;
+    size_t len = 0;
+    const char* token;
+    static const char* const setname[] = {"CLIENT", "SETNAME", "door-17"};
+    static const char* const set[] = {"SET", "job", "door-17:" TOKEN0, "NX", "PX", "3000"};
+    static const char* const extend[] = {"EVALSHA", SHA, "1", "job", "door-17:" TOKEN0, "3000"};
+
+    printf("mock, observed\n");
+    CHECK(resplock_mock_port_init(m, NULL, &port) == RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_observer_init(NULL, record_event, NULL),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_observer_init(&observer, record_event, &event_count), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_observer_set_client_name(&observer, "door 17"),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_observer_set_client_name(&observer, "door-17"), RESPLOCK_STATUS_ok);
+    resplock_conn_config_init(&cfg);
+    CHECK(cfg.observer == NULL);
+    cfg.observer = &observer;
+    CHECK_STATUS(resplock_conn_init(&observed, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
+    CHECK(strcmp(resplock_conn_error_text(&observed), "") == 0);
+    CHECK(strcmp(resplock_conn_error_text(NULL), "") == 0);
+    CHECK_STATUS(resplock_lock_init(&lock, &observed, "job", 3), RESPLOCK_STATUS_ok);
+
+    /* The server refuses the name: the connection goes on, the connect event says so. */
+    resplock_mock_on_connect(m, RESPLOCK_PORT_OK);
+    expect(m, 3, setname, "-NOPERM no client|setname for this user\r\n");
+    expect(m, 6, set, "+OK\r\n");
+    resplock_acquire_options_init(&opt);
+    CHECK(opt.owner == NULL);
+    opt.owner = "door 17";
+    CHECK_STATUS(resplock_lock_acquire_opt(&lock, 3000, &opt, NULL),
+                 RESPLOCK_STATUS_invalid_argument);
+    opt.owner = "door-17";
+    CHECK_STATUS(resplock_lock_acquire_opt(&lock, 3000, &opt, NULL), RESPLOCK_STATUS_ok);
+    token = resplock_lock_token(&lock, &len);
+    CHECK(token != NULL && len == 40 && memcmp(token, "door-17:" TOKEN0, 40) == 0);
+    CHECK(event_count == 1 && event_kinds[0] == RESPLOCK_EVENT_connect &&
+          event_statuses[0] == RESPLOCK_STATUS_no_permission);
+    CHECK(strcmp(text_during_event, "NOPERM no client|setname for this user") == 0);
+
+    /* An error reply to a lock's request: its text, NUL-terminated. */
+    expect(m, 6, extend, "-ERR something went wrong\r\n");
+    CHECK_STATUS(resplock_lock_extend(&lock, 3000), RESPLOCK_STATUS_server_error);
+    CHECK(strcmp(resplock_conn_error_text(&observed), "ERR something went wrong") == 0);
+    CHECK(resplock_mock_done(m));
+    if (!resplock_mock_done(m)) printf("  mismatch: %s\n", resplock_mock_mismatch(m));
+
+    /* The server closes the connection: the next request reconnects and names it again. */
+    resplock_mock_recv_closed(m);
+    resplock_mock_on_connect(m, RESPLOCK_PORT_OK);
+    expect(m, 3, setname, "+OK\r\n");
+    expect(m, 6, extend, ":1\r\n");
+    CHECK_STATUS(resplock_lock_extend(&lock, 3000), RESPLOCK_STATUS_ok);
+    CHECK(strcmp(resplock_conn_error_text(&observed), "") == 0);
+    CHECK(event_count == 2 && event_kinds[1] == RESPLOCK_EVENT_reconnect &&
+          event_statuses[1] == RESPLOCK_STATUS_ok && event_numbers[1] == 0);
+    CHECK(resplock_mock_done(m));
+    if (!resplock_mock_done(m)) printf("  mismatch: %s\n", resplock_mock_mismatch(m));
+    resplock_conn_deinit(&observed);
+}
+
 static void over_posix(const char* port_text) {
     static char buf[512];
     static resplock_conn_t conn_a, conn_b;
@@ -155,6 +248,7 @@ int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "mock";
     if (strcmp(mode, "mock") == 0) {
         over_mock();
+        observed_over_mock();
     } else if (strcmp(mode, "posix") == 0) {
         const char* port = getenv("REDIS_PORT");
         if (port == NULL) {

@@ -105,6 +105,25 @@ int main(void) {
     CHECK_STATUS(resplock_quorum_release(&quorum), RESPLOCK_STATUS_ok);
     CHECK_STATUS(resplock_quorum_release(&quorum), RESPLOCK_STATUS_invalid_argument);
 
+    /* An owner label: the same token on every server (here one), LABEL:hex. */
+    {
+        resplock_acquire_options_t opt;
+        resplock_acquire_options_init(&opt);
+        opt.owner = "door-17";
+        CHECK_STATUS(resplock_quorum_try_acquire_opt(&quorum, 3000, 0, &opt), RESPLOCK_STATUS_ok);
+        len = 0;
+        {
+            const char* t = resplock_quorum_token(&quorum, &len);
+            CHECK(t != NULL && len == 8 + 32 && memcmp(t, "door-17:", 8) == 0);
+        }
+        CHECK_STATUS(resplock_quorum_release(&quorum), RESPLOCK_STATUS_ok);
+        opt.fence = 1; /* needs one server: refused */
+        CHECK_STATUS(resplock_quorum_try_acquire_opt(&quorum, 3000, 0, &opt),
+                     RESPLOCK_STATUS_invalid_argument);
+        CHECK_STATUS(resplock_quorum_try_acquire_opt(NULL, 3000, 0, NULL),
+                     RESPLOCK_STATUS_invalid_argument);
+    }
+
     resplock_conn_deinit(&conn_q);
     resplock_conn_deinit(&conn_p);
     printf("%d checks, %d failed\n", checks, failures);

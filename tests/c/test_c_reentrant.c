@@ -46,9 +46,12 @@ int main(void) {
                  RESPLOCK_STATUS_invalid_argument);
     CHECK_STATUS(resplock_reentrant_init(&bad, &conn_a, "k", 1, NULL, 3),
                  RESPLOCK_STATUS_invalid_argument);
-    CHECK_STATUS(resplock_reentrant_init(&bad, &conn_a, "k", 1,
-                                         "0123456789012345678901234567890123456789x", 41),
-                 RESPLOCK_STATUS_invalid_argument);
+    {
+        char over[RESPLOCK_MAX_TOKEN_LEN + 1];
+        memset(over, 'o', sizeof over);
+        CHECK_STATUS(resplock_reentrant_init(&bad, &conn_a, "k", 1, over, sizeof over),
+                     RESPLOCK_STATUS_invalid_argument);
+    }
     CHECK_STATUS(resplock_reentrant_acquire(NULL, 1000), RESPLOCK_STATUS_invalid_argument);
     CHECK(resplock_reentrant_remaining_ms(NULL) == 0);
 

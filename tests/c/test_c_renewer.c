@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "resplock/c_api/lock.h"
+#include "resplock/c_api/observer.h"
 #include "resplock/c_api/renewer.h"
 #include "resplock/ports/posix.h"
 
@@ -18,6 +19,23 @@ struct lost {
     resplock_lock_t* lock;
     resplock_status_t why;
 };
+
+/* The observer's events: counts of renewals and losses, the status of the last loss. */
+struct seen {
+    int renewals;
+    int losses;
+    resplock_status_t loss_status;
+};
+
+static void on_event(void* user, const resplock_event_t* e) {
+    struct seen* s = (struct seen*)user;
+    if (e->kind == RESPLOCK_EVENT_renewal) ++s->renewals;
+    if (e->kind == RESPLOCK_EVENT_loss) {
+        ++s->losses;
+        s->loss_status = e->status;
+        CHECK(e->key_len == 9 && memcmp(e->key, "c:renewer", 9) == 0);
+    }
+}
 
 static void on_lost(void* user, resplock_lock_t* lock, resplock_status_t why) {
     struct lost* l = (struct lost*)user;
@@ -42,6 +60,8 @@ int main(void) {
     static resplock_conn_t conn, conn2;
     static resplock_lock_t lock, other;
     static resplock_renewer_t renewer;
+    static resplock_observer_t observer;
+    struct seen seen = {0, 0, RESPLOCK_STATUS_ok};
     resplock_posix_t ctx, ctx2;
     resplock_port_t port;
     CHECK_STATUS(resplock_posix_port_init(&ctx, NULL, &port), RESPLOCK_STATUS_ok);
@@ -67,6 +87,8 @@ int main(void) {
     CHECK_STATUS(resplock_lock_init(&other, &conn2, "c:renewer", 9), RESPLOCK_STATUS_ok);
     CHECK_STATUS(resplock_renewer_init(&renewer), RESPLOCK_STATUS_ok);
     CHECK_STATUS(resplock_renewer_init(NULL), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_observer_init(&observer, on_event, &seen), RESPLOCK_STATUS_ok);
+    resplock_renewer_set_observer(&renewer, &observer);
 
     /* Kept alive for 1.2 s, four times its TTL. */
     CHECK_STATUS(resplock_renewer_watch_lock(&renewer, &lock, 300, on_lost, &lost, 0),
@@ -79,6 +101,7 @@ int main(void) {
     CHECK(resplock_renewer_watching(&renewer) == 1);
     drive(&renewer, &port, 1200, &lost);
     CHECK(lost.calls == 0);
+    CHECK(seen.renewals >= 3 && seen.losses == 0); /* one every 100 ms, at least */
     CHECK(resplock_lock_remaining_ms(&lock) > 0);
     CHECK_STATUS(resplock_lock_query(&lock, &info), RESPLOCK_STATUS_ok);
     CHECK(info.state == RESPLOCK_LOCK_HELD_BY_ME); /* the key still holds our token */
@@ -102,6 +125,7 @@ int main(void) {
     CHECK(lost.calls == 1);
     CHECK(lost.lock == &lock);
     CHECK(lost.why == RESPLOCK_STATUS_expired);
+    CHECK(seen.losses == 1 && seen.loss_status == RESPLOCK_STATUS_expired);
     CHECK(resplock_renewer_watching(&renewer) == 0);
     CHECK(resplock_lock_remaining_ms(&lock) == 0);
 

@@ -16,6 +16,7 @@
 #include "check.hpp"
 #include "exit_codes.hpp"
 #include "resplock/core/config.h"
+#include "resplock/core/lock.hpp"
 #include "resplock/version.h"
 
 namespace {
@@ -541,23 +542,81 @@ TEST(key_that_may_hold_a_password_is_masked_in_messages) {
     REQUIRE(accepted(p));
     CHECK_TEXT(p.o.operands[0], "redis://default:Hunter2Pw@busy");  // used as is
     CHECK_TEXT(p.o.key_shown.text, "redis://default:***@busy");
-    const Parsed bare({"release", "redis://default:Hunter2Pw", std::string(41, 't')});
-    refused(bare, "release redis://***: TOKEN must be 1..40 characters");
+    const Parsed bare(
+        {"release", "redis://default:Hunter2Pw", std::string(resplock::max_token_len + 1, 't')});
+    refused(bare, "release redis://***: TOKEN must be 1..73 characters");
     CHECK(!contains(bare.err, "Hunter2Pw"));
 }
 
 TEST(token_length) {
+    // A token with an owner label is up to max_token_len (73) characters.
+    const std::size_t longest = resplock::max_token_len;
     for (const char* command : {"release", "extend"}) {
-        for (const std::string& token : {std::string("t"), std::string(40, 't')}) {
+        for (const std::string& token : {std::string("t"), std::string(longest, 't')}) {
             const Parsed p({command, "k", token});
             if (accepted(p)) CHECK_EQ(std::string_view(p.o.operands[1]), std::string_view(token));
         }
-        for (const std::string& token : {std::string(), std::string(41, 't')}) {
+        for (const std::string& token : {std::string(), std::string(longest + 1, 't')}) {
             refused(Parsed({command, "k", token}),
-                    std::string(command) +
-                        " k: TOKEN must be 1..40 characters (as printed by 'resplock acquire')");
+                    std::string(command) + " k: TOKEN must be 1.." + std::to_string(longest) +
+                        " characters (as printed by 'resplock acquire')");
         }
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --owner and --no-client-name
+
+TEST(owner_label_is_checked_and_kept) {
+    const Parsed p({"--owner", "door-17.a_B", "acquire", "k"});
+    if (accepted(p)) {
+        CHECK_TEXT(p.o.owner, "door-17.a_B");
+        CHECK(p.o.owner_given);
+        CHECK(p.o.client_name);
+    }
+    const Parsed empty({"--owner=", "run", "k", "--", "true"});
+    if (accepted(empty)) {
+        CHECK_TEXT(empty.o.owner, "");
+        CHECK(empty.o.owner_given);
+    }
+    const std::string longest(RESPLOCK_MAX_OWNER_LEN, 'o');
+    const Parsed l({"--owner", longest, "acquire", "k"});
+    if (accepted(l)) CHECK_TEXT(l.o.owner, longest);
+    for (const std::string& bad :
+         {std::string("two words"), std::string("a:b"), std::string("new\nline"),
+          std::string("caf\xc3\xa9"), std::string(RESPLOCK_MAX_OWNER_LEN + 1, 'o')}) {
+        refused(Parsed({"--owner", bad, "acquire", "k"}),
+                "--owner: expected at most " + std::to_string(RESPLOCK_MAX_OWNER_LEN) +
+                    " characters of A-Z a-z 0-9 . _ -, got '");
+    }
+    refused(Parsed({"acquire", "k", "--owner"}), "option --owner needs a value");
+}
+
+TEST(no_client_name_is_a_flag) {
+    const Parsed p({"--no-client-name", "status", "k"});
+    if (accepted(p)) CHECK(!p.o.client_name);
+    refused(Parsed({"--no-client-name=1", "status", "k"}), "--no-client-name takes no value");
+}
+
+TEST(default_owner_is_the_host_name_made_safe_and_cut) {
+    resplock_cli::Options o;
+    resplock_cli::default_owner(o, "edge-7.plant.example");
+    CHECK_TEXT(o.owner, "edge-7.plant.example");
+    resplock_cli::Options odd;
+    resplock_cli::default_owner(odd, "my host:1/\xc3\xa9");
+    CHECK_TEXT(odd.owner, "my-host-1---");
+    resplock_cli::Options long_name;
+    const std::string name(RESPLOCK_MAX_OWNER_LEN + 10, 'h');
+    resplock_cli::default_owner(long_name, name.c_str());
+    CHECK_TEXT(long_name.owner, std::string(RESPLOCK_MAX_OWNER_LEN, 'h'));
+    resplock_cli::Options none;
+    resplock_cli::default_owner(none, nullptr);
+    CHECK_TEXT(none.owner, "");
+    // --owner wins, even when empty.
+    const Parsed given({"--owner=", "acquire", "k"});
+    resplock_cli::Options copy = given.o;
+    resplock_cli::default_owner(copy, "host");
+    CHECK_TEXT(copy.owner, "");
 }
 
 // ---------------------------------------------------------------------------------------------

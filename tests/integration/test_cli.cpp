@@ -27,6 +27,7 @@
 #include "helpers.hpp"
 #include "process.hpp"
 #include "redis_server.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/version.h"
 
 #ifndef RESPLOCK_CLI
@@ -74,9 +75,13 @@ bool exists(const std::string& key) {
     return server().cli({"EXISTS", key}) == "1";
 }
 
+// A token the tool prints: 32 lowercase hex digits, after the owner label and ':' (by default
+// the host's name).
 bool is_token(const std::string& s) {
-    if (s.size() != 32) return false;
-    for (char c : s) {
+    const std::size_t colon = s.rfind(':');
+    const std::string hex = colon == std::string::npos ? s : s.substr(colon + 1);
+    if (hex.size() != 32 || (colon != std::string::npos && colon > 32)) return false;
+    for (char c : hex) {
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
     }
     return true;
@@ -351,7 +356,7 @@ TEST_TAGGED(usage_errors_give_64, "slow_launcher_ok") {
         {"acquire", "a", "b"},
         {"status", "a", "b"},
         {"release", "k", "t", "extra"},
-        {"release", "k", std::string(41, 't')},
+        {"release", "k", std::string(resplock::max_token_len + 1, 't')},
         {"run", "k"},
         {"run", "k", "--"},
         {"--help=yes"},
@@ -549,8 +554,9 @@ TEST(silent_server_gives_69_within_timeout) {
     CHECK(r.secs >= 0.45);
     CHECK(r.secs < 1.5);
 
-    // acquire: the SET went out, so the lock may have been taken.
-    r = cli({"-u", u, "--timeout", "500", "acquire", "cli:silent"});
+    // acquire: the SET went out, so the lock may have been taken (no client name: the SET is
+    // the first request).
+    r = cli({"-u", u, "--timeout", "500", "--no-client-name", "acquire", "cli:silent"});
     CHECK_EQ(r.code, 69);
     CHECK(one_error_line(r.err));
     CHECK(contains(r.err, "TTL"));

@@ -17,7 +17,9 @@
 #include "process.hpp"
 #include "redis_server.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/observer.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/lock_options.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -233,12 +235,50 @@ TEST(lib_token_of_another_holder_is_not_owner) {
 }
 
 TEST(cli_token_empty_gives_64) {
-    expect_usage({"release", "k", ""}, "TOKEN must be 1..40 characters");
+    expect_usage({"release", "k", ""}, "TOKEN must be 1..73 characters");
 }
 
 TEST(cli_token_longer_than_max_gives_64) {
     expect_usage({"extend", "k", std::string(resplock::max_token_len + 1, 't')},
-                 "TOKEN must be 1..40 characters");
+                 "TOKEN must be 1..73 characters");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Owner labels and client names
+
+TEST(lib_owner_label_too_long_or_outside_the_charset_is_invalid_argument) {
+    Offline c;
+    Lock lock(c.conn, "in:owner");
+    for (const std::string& label :
+         {std::string(resplock::max_owner_len + 1, 'o'), std::string("two words"),
+          std::string("a:b"), std::string("line\nbreak"), std::string("caf\xc3\xa9")}) {
+        resplock::AcquireOptions o;
+        o.owner = label;
+        CHECK_EQ(lock.acquire(1000, o), Status::invalid_argument);
+        CHECK_EQ(lock.try_acquire(1000, 100, o), Status::invalid_argument);
+    }
+    CHECK(lock.token().empty());
+    resplock::AcquireOptions longest;
+    const std::string label(resplock::max_owner_len, 'o');
+    longest.owner = label;
+    CHECK_EQ(lock.acquire(1000, longest), Status::connect_failed);  // valid: it went out
+}
+
+TEST(cli_owner_label_too_long_or_outside_the_charset_gives_64) {
+    for (const std::string& label : {std::string(resplock::max_owner_len + 1, 'o'),
+                                     std::string("two words"), std::string("a:b")}) {
+        expect_usage({"--owner", label, "acquire", "k"}, "--owner: expected at most 32");
+    }
+}
+
+TEST(lib_client_name_with_spaces_newlines_or_too_long_is_invalid_argument) {
+    resplock::Observer o;
+    for (const std::string& name : {std::string(), std::string("door 17"), std::string("a\nb"),
+                                    std::string(resplock::max_client_name_len + 1, 'n')}) {
+        CHECK_EQ(o.set_client_name(name.c_str()), Status::invalid_argument);
+    }
+    CHECK(o.client_name() == nullptr);
+    CHECK_EQ(o.set_client_name("door-17"), Status::ok);
 }
 
 TEST(cli_token_of_another_holder_gives_1) {

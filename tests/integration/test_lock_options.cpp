@@ -333,8 +333,10 @@ TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
 
 TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
     // The longest request of the options: the acquire script's EVAL with three keys of
-    // RESPLOCK_MAX_KEY_LEN bytes and a 10-digit TTL and interval: 793 bytes with 32-digit tokens.
-    const std::size_t need = 793 + resplock::token_len - 32;
+    // RESPLOCK_MAX_KEY_LEN bytes, a 10-digit TTL and interval, and a token with the longest owner
+    // label: 826 bytes with 32-digit tokens and 32-byte labels.
+    const std::size_t need = 793 + resplock::token_len - 32 +
+                             (resplock::max_owner_len != 0 ? resplock::max_owner_len + 1 : 0);
     CHECK_EQ(resplock::lock_options_buffer_min(), need);
     const std::string key(RESPLOCK_MAX_KEY_LEN, 'k');
     const std::uint32_t ttl = resplock::max_ttl_ms;
@@ -342,16 +344,19 @@ TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
     CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
     Client small(resplock::lock_buffer_min()), short_by_one(need - 1), exact(need);
     Lock ls(small.conn, key), l792(short_by_one.conn, key), l793(exact.conn, key);
+    const std::string label(resplock::max_owner_len, 'o');
+    AcquireOptions longest = once_per(ttl, true);
+    longest.owner = label;
     std::uint64_t f = 0;
-    CHECK_EQ(l792.acquire(ttl, once_per(ttl, true), &f), Status::too_large);
+    CHECK_EQ(l792.acquire(ttl, longest, &f), Status::too_large);
     CHECK(!short_by_one.conn.request_sent());
     CHECK_EQ(server().cli({"EXISTS", key, key + ":once", key + ":fence"}), std::string("0"));
     // A buffer of lock_buffer_min() bytes holds it once that minimum covers the options.
     const bool fits = resplock::lock_buffer_min() >= need;
-    CHECK_EQ(ls.acquire(ttl, once_per(ttl, true), &f), fits ? Status::ok : Status::too_large);
+    CHECK_EQ(ls.acquire(ttl, longest, &f), fits ? Status::ok : Status::too_large);
     if (fits) CHECK_EQ(ls.release(), Status::ok);
     server().cli({"DEL", key + ":once", key + ":fence"});
-    CHECK_EQ(l793.acquire(ttl, once_per(ttl, true), &f), Status::ok);
+    CHECK_EQ(l793.acquire(ttl, longest, &f), Status::ok);
     CHECK(f >= 1);
     CHECK_EQ(l793.release(waking()), Status::ok);
     server().cli({"DEL", key + ":once", key + ":wake"});

@@ -22,8 +22,11 @@
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/observer.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/lock_options.hpp"
+#include "resplock/variants/renewer.hpp"
 
 // ---- counting allocator ----
 
@@ -446,4 +449,47 @@ TEST(lock_no_heap) {
     CHECK_EQ(readopted, Status::ok);
     CHECK_EQ(gone, Status::expired);
     CHECK_EQ(std::string_view(server.cli({"EXISTS", "resource"})), std::string_view("0"));
+}
+
+namespace {
+// Counts events; allocates nothing itself.
+void count_event(void* user, const resplock_event_t* /*event*/) {
+    ++*static_cast<int*>(user);
+}
+}  // namespace
+
+TEST(observer_client_name_owner_label_and_renewer_events_no_heap) {
+    support::RedisServer server;
+    REQUIRE(server.running());
+    int events = 0;
+
+    arm();
+    resplock::Observer observer(&count_event, &events);
+    const Status named = observer.set_client_name("noheap-1");
+    ConnectionConfig config = config_for(server.port());
+    config.observer = &observer;
+    Client a(config);
+    Client b(config);
+    Lock mine(a.conn, "labelled");
+    Lock theirs(b.conn, "labelled");
+    resplock::AcquireOptions options;
+    options.owner = "noheap-1";
+    const Status acquired = mine.try_acquire(5000, 0, options);
+    const Status busy = theirs.try_acquire(5000, 40, options);  // retries, each an event
+    resplock::Renewer renewer;
+    renewer.set_observer(&observer);
+    const Status watched = renewer.watch(mine, 5000);
+    a.conn.close();  // the renewal reconnects
+    const std::uint32_t now = a.port.now_ms(a.port.ctx);
+    (void)renewer.tick(now + 2000);  // due: renewed, a renewal event
+    const Status released = mine.release();
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(named, Status::ok);
+    CHECK_EQ(acquired, Status::ok);
+    CHECK_EQ(busy, Status::busy);
+    CHECK_EQ(watched, Status::ok);
+    CHECK_EQ(released, Status::ok);
+    CHECK(events >= 5);  // connect a, connect b, retries, reconnect a, renewal
 }

@@ -245,7 +245,8 @@ TEST(cli_tokens_differ_across_processes) {
     // probability under 1225 * 16^-8 = 2.9e-7.
     std::vector<std::string> tokens;
     for (int i = 0; i < 50; ++i) {
-        const Result r = cli({"-u", acl_server().url(), "--ttl", "10000", "acquire",
+        // No owner label: the token is the random part alone.
+        const Result r = cli({"-u", acl_server().url(), "--owner=", "--ttl", "10000", "acquire",
                               "cli-tok:" + std::to_string(i)});
         REQUIRE_EQ(r.code, 0);
         const std::string t = trim(r.out);
@@ -784,7 +785,7 @@ TEST(no_text_that_may_hold_a_password_is_echoed) {
         {{"-x" + bare, "status", "k"}, {}, 64},
         {{bare, "status", "k"}, {}, 64},
         {{"-u", open, "status", "k", bare}, {}, 64},
-        {{"-u", open, "release", bare, std::string(41, 't')}, {}, 64},
+        {{"-u", open, "release", bare, std::string(resplock::max_token_len + 1, 't')}, {}, 64},
         {{"-u", refused, "--timeout", "200", "status", bare}, {}, 69},
         {{"-u", refused, "--timeout", "200", "acquire", bare}, {}, 69},
         {{"-u", refused, "--timeout", "200", "release", bare, "tok"}, {}, 69},

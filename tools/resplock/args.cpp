@@ -42,6 +42,27 @@ bool add_urls(Options& o, const char* value) {
     }
 }
 
+bool owner_byte(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
+
+// --owner LABEL: at most RESPLOCK_MAX_OWNER_LEN bytes of A-Z a-z 0-9 . _ - (empty: no label).
+bool set_owner(Options& o, const char* value) {
+    const std::size_t n = std::strlen(value);
+    bool ok = n <= RESPLOCK_MAX_OWNER_LEN;
+    for (std::size_t i = 0; ok && i < n; ++i)
+        ok = owner_byte(value[i]);
+    if (!ok) {
+        report("--owner: expected at most %d characters of A-Z a-z 0-9 . _ -, got '%s'",
+               RESPLOCK_MAX_OWNER_LEN, Shown(value).text);
+        return false;
+    }
+    std::memcpy(o.owner, value, n + 1);
+    o.owner_given = true;
+    return true;
+}
+
 // Values an option takes.
 bool apply_option(Options& o, std::string_view name, const char* value) {
     std::uint32_t* number = nullptr;
@@ -57,6 +78,8 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         number = &o.once_per_ms;
     } else if (name == "url") {
         return add_urls(o, value);
+    } else if (name == "owner") {
+        return set_owner(o, value);
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -86,7 +109,7 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
 bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
-           name == "tls-server-name" || name == "once-per";
+           name == "tls-server-name" || name == "once-per" || name == "owner";
 }
 
 // Options that take no value.
@@ -94,6 +117,12 @@ bool* flag_of(Options& o, std::string_view name) {
     if (name == insecure_flag) return &o.insecure;
     if (name == "fence") return &o.fence;
     if (name == "wake") return &o.wake;
+    return nullptr;
+}
+
+// Options that take no value and turn something off.
+bool* off_flag_of(Options& o, std::string_view name) {
+    if (name == "no-client-name") return &o.client_name;
     return nullptr;
 }
 
@@ -192,6 +221,14 @@ int parse_option(Options& o, int argc, char** argv, int& i) {
             return exit_usage;
         }
         *flag = true;
+        return -1;
+    }
+    if (bool* flag = off_flag_of(o, name); flag != nullptr) {
+        if (value != nullptr) {
+            report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
+            return exit_usage;
+        }
+        *flag = false;
         return -1;
     }
     if (!takes_value(name)) {
@@ -293,6 +330,14 @@ int complete_options(Options& o, const char* redis_url) {
         return exit_usage;
     }
     return -1;
+}
+
+void default_owner(Options& o, const char* host_name) {
+    if (o.owner_given) return;
+    std::size_t n = 0;
+    for (; host_name != nullptr && host_name[n] != '\0' && n < RESPLOCK_MAX_OWNER_LEN; ++n)
+        o.owner[n] = owner_byte(host_name[n]) ? host_name[n] : '-';
+    o.owner[n] = '\0';
 }
 
 }  // namespace resplock_cli

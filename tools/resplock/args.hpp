@@ -35,6 +35,11 @@ struct Options {
     bool fence = false;             // --fence
     std::uint32_t once_per_ms = 0;  // --once-per
     bool wake = false;              // --wake
+    // --owner LABEL: the label before each token and the client name; empty: none. Without
+    // --owner, default_owner() puts the host name here.
+    char owner[RESPLOCK_MAX_OWNER_LEN + 1] = {};
+    bool owner_given = false;
+    bool client_name = true;  // false: --no-client-name
     Command command = Command::none;
     const char* command_name = "";
     const char* operands[3] = {};  // KEY [TOKEN]: positionals after the command
@@ -52,6 +57,10 @@ int parse_args(int argc, char** argv, Options& o);
 // the default URL); then the options that apply to some commands only. Returns -1 to go on, else
 // the exit code, having reported why.
 int complete_options(Options& o, const char* redis_url);
+
+// Without --owner: the owner label made of `host_name` (e.g. gethostname()'s; null: none), each
+// byte outside A-Z a-z 0-9 . _ - replaced by '-', cut to RESPLOCK_MAX_OWNER_LEN bytes.
+void default_owner(Options& o, const char* host_name);
 
 }  // namespace resplock_cli
 

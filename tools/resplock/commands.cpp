@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/observer.hpp"
 #include "resplock/core/status.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/lock_options.hpp"
@@ -48,15 +50,16 @@ resplock::AcquireOptions acquire_options(const Options& o) {
     options.fence = o.fence;
     options.once_per_ms = o.once_per_ms;
     options.wake = o.wake;
+    options.owner = o.owner;  // empty: plain random tokens
     return options;
 }
 
+// Without any option set this is the plain try_acquire.
 Status take(resplock::Lock& lock, const Options& o, std::uint64_t& fence) {
-    if (!o.fence && o.once_per_ms == 0 && !o.wake) return lock.try_acquire(o.ttl_ms, o.wait_ms);
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o), &fence);
 }
 Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
-    return lock.try_acquire(o.ttl_ms, o.wait_ms);
+    return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o));
 }
 
 Status give_back(resplock::Lock& lock, const Options& o) {
@@ -206,19 +209,50 @@ int cmd_extend(L& lock, const Options& o, const Target& t) {
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
-int print_status(const resplock::LockInfo& info) {
+// The owner label of the token `conn` holds at `key` (GET: the text before its ':'), copied to
+// out; empty when the key holds no string, a token without a label, or the GET failed (the label
+// is shown for information only; status itself comes from the query).
+void holder_label(resplock::Connection& conn, std::string_view key,
+                  char (&out)[sizeof Options{}.owner]) {
+    out[0] = '\0';
+    const std::string_view get[2] = {"GET", key};
+    resplock::resp::Reply reply;
+    if (conn.command(get, 2, reply) != Status::ok ||
+        !reply.top().is(resplock::resp::Type::bulk_string)) {
+        return;
+    }
+    const std::string_view value = reply.top().text();
+    const std::size_t colon = value.find(':');
+    if (colon == std::string_view::npos || colon == 0 || colon >= sizeof out) return;
+    for (std::size_t i = 0; i < colon; ++i) {
+        const char c = value[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-')) {
+            return;
+        }
+    }
+    std::memcpy(out, value.data(), colon);
+    out[colon] = '\0';
+}
+
+int print_status(const resplock::LockInfo& info, const char* label) {
     if (info.state == resplock::LockState::free) {
         std::puts("free");
         (void)std::fflush(stdout);
         return exit_not_owner;
     }
-    std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
+    if (label[0] != '\0') {
+        std::printf("held %lld %s\n", static_cast<long long>(info.ttl_ms), label);
+    } else {
+        std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
+    }
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }
 
 int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
     resplock::LockInfo info;
     Status s = lock.query(info);
+    char label[sizeof o.owner] = "";
     if (s == Status::wrong_type) {
         // Not a string: a reentrant lock's hash (or some other value) holds the key. The
         // reentrant lock's query reads any type and gives its PTTL.
@@ -227,18 +261,32 @@ int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
         s = reentrant.query(held);
         info.state = held.state;
         info.ttl_ms = held.ttl_ms;
+    } else if (s == Status::ok && info.state != resplock::LockState::free) {
+        holder_label(lock.connection(), lock.key(), label);
     }
     if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
-    return print_status(info);
+    return print_status(info, label);
 }
 
 // Over a quorum: held while a majority of the servers hold the key with one token; the time
-// shown is the shortest PTTL among them.
-int cmd_status(resplock::QuorumLock& lock, const Options& o, const Target& t) {
+// shown is the shortest PTTL among them, the label the one a majority of them show.
+int cmd_status(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
+               const Target& t) {
     resplock::LockInfo info;
     const Status s = lock.query(info);
     if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
-    return print_status(info);
+    char labels[RESPLOCK_MAX_SERVERS][sizeof o.owner] = {};
+    const char* label = "";
+    const std::size_t n = static_cast<std::size_t>(o.url_count);
+    for (std::size_t i = 0; info.state != resplock::LockState::free && i < n; ++i)
+        holder_label(*conns[i], lock.key(), labels[i]);
+    for (std::size_t i = 0; i < n && label[0] == '\0'; ++i) {
+        std::size_t same = 0;
+        for (std::size_t j = 0; j < n; ++j)
+            same += std::strcmp(labels[i], labels[j]) == 0 ? 1U : 0U;
+        if (same >= lock.quorum()) label = labels[i];
+    }
+    return print_status(info, label);
 }
 
 // What `run` holds: the lock, and the options its release needs.
@@ -288,8 +336,18 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
     return supervise(supervised, request, t, port);
 }
 
+int status_of(resplock::Lock& lock, resplock::Connection* const* /*conns*/, const Options& o,
+              const Target& t) {
+    return cmd_status(lock, o, t);
+}
+int status_of(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
+              const Target& t) {
+    return cmd_status(lock, conns, o, t);
+}
+
 template <class L>
-int dispatch(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
+int dispatch(L& lock, resplock::Connection* const* conns, const Options& o, const Target& t,
+             const resplock_port_t& port) {
     switch (o.command) {
         case Command::acquire:
             return cmd_acquire(lock, o, t);
@@ -298,7 +356,7 @@ int dispatch(L& lock, const Options& o, const Target& t, const resplock_port_t& 
         case Command::extend:
             return cmd_extend(lock, o, t);
         case Command::status:
-            return cmd_status(lock, o, t);
+            return status_of(lock, conns, o, t);
         case Command::run:
             return cmd_run(lock, o, t, port);
         case Command::none:
@@ -310,8 +368,19 @@ int dispatch(L& lock, const Options& o, const Target& t, const resplock_port_t& 
 // ---------------------------------------------------------------------------------------------
 // Connections
 
+// The client name: the owner label, unless --no-client-name or no label. A server that refuses
+// CLIENT SETNAME (an ACL without client|setname) is no error: the tool goes on silently.
+const resplock::Observer* client_name(const Options& o) {
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static resplock::Observer observer;
+    if (!o.client_name || o.owner[0] == '\0') return nullptr;
+    // The owner label's characters are all valid in a client name.
+    return observer.set_client_name(o.owner) == Status::ok ? &observer : nullptr;
+}
+
 resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o) {
     resplock::ConnectionConfig config;
+    config.observer = client_name(o);
     config.host = ep.host;
     config.port = ep.port;
     config.username = ep.has_username ? ep.username : nullptr;
@@ -372,7 +441,7 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     target.buffer_size = sizeof buffers[0];
     target.conn = nullptr;  // several servers: no single error text
     resplock::QuorumLock lock(list, static_cast<std::size_t>(count), o.operands[0]);
-    return dispatch(lock, o, target, port);
+    return dispatch(lock, list, o, target, port);
 }
 
 // A lock on the one server ep, over `port` (wrapped in TLS for rediss://).
@@ -396,7 +465,8 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     resplock::Connection conn(port, connection_config(ep, o), io_buffer, sizeof io_buffer);
     target.conn = &conn;
     resplock::Lock lock(conn, o.operands[0]);
-    return dispatch(lock, o, target, port);
+    resplock::Connection* const list[1] = {&conn};
+    return dispatch(lock, list, o, target, port);
 }
 
 }  // namespace
@@ -406,6 +476,9 @@ int run(int argc, char** argv) {
     int r = parse_args(argc, argv, o);
     if (r < 0) r = complete_options(o, std::getenv("REDIS_URL"));
     if (r >= 0) return r;
+    char host[256] = {};
+    const bool named = gethostname(host, sizeof host - 1) == 0;  // host[255] stays NUL
+    default_owner(o, named ? host : nullptr);
     if (resplock::lock_options_buffer_min() > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
                sizeof io_buffer, resplock::lock_options_buffer_min());

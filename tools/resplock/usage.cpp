@@ -2,11 +2,15 @@
 // build's TLS support is written into it once, at compile time.
 #include "usage.hpp"
 
+#include "resplock/core/config.h"
 #include "resplock/version.h"
 
 namespace resplock_cli {
 
 namespace {
+
+#define RESPLOCK_CLI_TEXT(x) #x
+#define RESPLOCK_CLI_NUMBER(x) RESPLOCK_CLI_TEXT(x)
 
 constexpr const char usage_text[] =
     "Usage: resplock [OPTIONS] COMMAND ...\n"
@@ -20,7 +24,8 @@ constexpr const char usage_text[] =
     "                           released with the token\n"
     "  release KEY TOKEN        release the lock, only if TOKEN still owns it\n"
     "  extend KEY TOKEN         reset the lock's TTL to --ttl, only if TOKEN still owns it\n"
-    "  status KEY               print \"held <remaining-ms>\" or \"free\"\n"
+    "  status KEY               print \"held <remaining-ms>\" or \"free\"; a holder whose\n"
+    "                           token carries an owner label: \"held <remaining-ms> <label>\"\n"
     "  run KEY -- COMMAND [ARG...]\n"
     "                           take the lock, run COMMAND while holding it (renewed every\n"
     "                           ttl/3), and exit with COMMAND's status (128+N if it died of\n"
@@ -57,6 +62,14 @@ constexpr const char usage_text[] =
     "                           default: 0 (a single attempt)\n"
     "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
     "                           default: 2000\n"
+    "      --owner LABEL        acquire/run: tokens are LABEL:<random hex>, so that\n"
+    "                           'redis-cli GET KEY' and status show who holds the lock;\n"
+    "                           up to " RESPLOCK_CLI_NUMBER(RESPLOCK_MAX_OWNER_LEN) " characters of A-Z a-z 0-9 . _ - ('' for none);\n"
+    "                           also the client name (CLIENT SETNAME) on every connection\n"
+    "                           default: the host name, other characters made '-', cut\n"
+    "                           to " RESPLOCK_CLI_NUMBER(RESPLOCK_MAX_OWNER_LEN) "\n"
+    "      --no-client-name     do not send CLIENT SETNAME (a server that refuses it is\n"
+    "                           no error either way)\n"
     "One server only (not with several URLs):\n"
     "      --fence              acquire/run: also take a fencing number, strictly increasing\n"
     "                           per KEY (counter KEY:fence); give it to the resource you\n"

@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "resplock/core/config.h"
 #include "resplock/core/port.h"
 #include "resplock/core/status.h"
 
@@ -36,8 +37,10 @@ extern "C" {
 
 /* Storage sizes of the C++ objects behind the handles, for ILP32 and LP64 targets. The library
  * checks at compile time that its objects fit. */
-#define RESPLOCK_CONN_STORAGE (272 + 18 * sizeof(void*))
-#define RESPLOCK_LOCK_STORAGE (176 + 4 * sizeof(void*))
+#define RESPLOCK_CONN_STORAGE (272 + 19 * sizeof(void*))
+#define RESPLOCK_LOCK_STORAGE (176 + 4 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
+/* What an owner label adds to a token buffer (RESPLOCK_MAX_OWNER_LEN and ':', rounded up). */
+#define RESPLOCK_OWNER_STORAGE ((size_t)(RESPLOCK_MAX_OWNER_LEN + 8) / 8 * 8)
 
 /* A connection to one Redis server. Opaque: use only through the functions below. */
 typedef struct resplock_conn {
@@ -65,6 +68,9 @@ typedef struct resplock_conn_config {
     uint32_t db;          /* SELECT db after connecting when non-zero */
     uint32_t timeout_ms;  /* budget of one call: reconnect, handshake, round trips; default 2000;
                            * values above 2^31 - 1 count as 2^31 - 1 */
+    /* Events (connect, reconnect, retries of the locks over it) and CLIENT SETNAME: see
+     * resplock/c_api/observer.h. Must outlive the connection. NULL: none (the default). */
+    const struct resplock_observer* observer;
 } resplock_conn_config_t;
 
 typedef enum resplock_lock_state {
@@ -77,6 +83,10 @@ typedef struct resplock_lock_info {
     resplock_lock_state_t state;
     int64_t ttl_ms; /* the key's PTTL: ms left, -1 without TTL, -2 when absent */
 } resplock_lock_info_t;
+
+/* Longest token: an owner label of up to RESPLOCK_MAX_OWNER_LEN bytes, ':' and 40 characters
+ * (the most random hex any build makes); 40 when labels are off. */
+#define RESPLOCK_MAX_TOKEN_LEN (RESPLOCK_MAX_OWNER_LEN == 0 ? 40 : RESPLOCK_MAX_OWNER_LEN + 41)
 
 /* Largest TTL accepted, in ms (about 24.8 days). */
 #define RESPLOCK_MAX_TTL_MS 0x7fffffffUL
@@ -98,6 +108,11 @@ resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_
 /* Connects and authenticates now rather than on first use. Returns ok, timeout, no_host,
  * connect_failed, closed, io_error, auth_required, auth_failed, server_error, ... */
 resplock_status_t resplock_conn_connect(resplock_conn_t* conn);
+
+/* The text of the error reply the connection's last command received (e.g. "NOPERM ..."), or ""
+ * when it received none (or for NULL). NUL-terminated and never NULL; valid until the next call
+ * on that connection or on a lock over it. */
+const char* resplock_conn_error_text(resplock_conn_t* conn);
 
 /* Closes the transport and ends the connection; resplock_conn_init() may reuse the storage. */
 void resplock_conn_deinit(resplock_conn_t* conn);
@@ -139,7 +154,8 @@ uint32_t resplock_lock_remaining_ms(const resplock_lock_t* lock);
 const char* resplock_lock_token(const resplock_lock_t* lock, size_t* len);
 
 /* Takes over a token obtained elsewhere so release/extend act for it (validity unknown until an
- * extend succeeds). Returns ok or invalid_argument (NULL, empty, or over 40 bytes). */
+ * extend succeeds). Returns ok or invalid_argument (NULL, empty, or over RESPLOCK_MAX_TOKEN_LEN
+ * bytes). */
 resplock_status_t resplock_lock_adopt(resplock_lock_t* lock, const char* token, size_t len);
 
 #ifdef __cplusplus

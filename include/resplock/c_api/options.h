@@ -1,5 +1,6 @@
 /* resplock C API: acquisition options over a resplock_lock_t (see resplock.h) — fencing numbers,
- * locks taken at most once per interval, and waking a waiter on release. C99.
+ * locks taken at most once per interval, waking a waiter on release, and an owner label in the
+ * token. C99.
  *
  *     resplock_acquire_options_t opt;
  *     uint64_t fence;
@@ -35,9 +36,15 @@ typedef struct resplock_acquire_options {
     /* Non-zero: while waiting, block on KEY:wake with BLPOP instead of sleeping; a release with
      * wake set wakes one waiter at once. Falls back to sleeping if the server refuses BLPOP. */
     int wake;
+    /* Non-NULL: an owner label before the random part of the token, which becomes
+     * "LABEL:<random hex>", so that GET KEY on the server shows who holds the lock. NUL-terminated,
+     * 1..RESPLOCK_MAX_OWNER_LEN bytes of A-Z a-z 0-9 . _ - (others: invalid_argument, nothing
+     * sent); "" or NULL: no label. Release, extend and every owner check compare the whole token.
+     * Also taken by resplock_quorum_try_acquire_opt() (the same label on every server). */
+    const char* owner;
 } resplock_acquire_options_t;
 
-/* Fills `options` with the defaults: no fence, no interval, no wake. */
+/* Fills `options` with the defaults: no fence, no interval, no wake, no owner label. */
 void resplock_acquire_options_init(resplock_acquire_options_t* options);
 
 /* resplock_lock_acquire() with options. `fence` receives the fencing number on ok when

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "resplock/c_api/lock.h"
+#include "resplock/c_api/options.h"
 #include "resplock/core/config.h"
 
 #ifdef __cplusplus
@@ -28,8 +29,9 @@ extern "C" {
 
 /* Storage size of the C++ object behind the handle; the library checks at compile time that it
  * fits. */
-#define RESPLOCK_QUORUM_STORAGE \
-    (RESPLOCK_MAX_KEY_LEN + 64 + (RESPLOCK_MAX_SERVERS + 4) * sizeof(void*))
+#define RESPLOCK_QUORUM_STORAGE                                               \
+    (RESPLOCK_MAX_KEY_LEN + 64 + (RESPLOCK_MAX_SERVERS + 4) * sizeof(void*) + \
+     RESPLOCK_OWNER_STORAGE)
 
 /* A quorum lock on one key over several connections. Opaque. */
 typedef struct resplock_quorum {
@@ -59,6 +61,13 @@ resplock_status_t resplock_quorum_acquire(resplock_quorum_t* lock, uint32_t ttl_
 /* Attempts until held or wait_ms has passed (jittered backoff). wait_ms 0 is one attempt. */
 resplock_status_t resplock_quorum_try_acquire(resplock_quorum_t* lock, uint32_t ttl_ms,
                                               uint32_t wait_ms);
+
+/* resplock_quorum_try_acquire() with options (resplock/c_api/options.h): only `owner`, the same
+ * label on every server. NULL options: none. Returns its statuses, and invalid_argument when
+ * fence, once_per_ms or wake is set (they need one server) or the owner label is not valid. */
+resplock_status_t resplock_quorum_try_acquire_opt(resplock_quorum_t* lock, uint32_t ttl_ms,
+                                                  uint32_t wait_ms,
+                                                  const resplock_acquire_options_t* options);
 
 /* Owner-checked delete on every server. ok / not_owner / expired once a majority answered (the
  * token is then forgotten); otherwise a connection status or unknown_outcome (call again). */

@@ -4,7 +4,7 @@
  * with the owner id's hold count, and the key is deleted when the count returns to 0. Several
  * objects, tasks or processes given the same owner id share one hold. Storage is the caller's,
  * like resplock.h; the connection's buffer must be at least resplock_reentrant_buffer_min()
- * bytes for keys of RESPLOCK_MAX_KEY_LEN bytes and owner ids of 40 bytes.
+ * bytes for keys of RESPLOCK_MAX_KEY_LEN bytes and owner ids of RESPLOCK_MAX_TOKEN_LEN bytes.
  *
  *     static resplock_reentrant_t lock;
  *     resplock_reentrant_init(&lock, &conn, "job:flash", 9, NULL, 0);
@@ -27,7 +27,7 @@ extern "C" {
 
 /* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
  * checks at compile time that its object fits. */
-#define RESPLOCK_REENTRANT_STORAGE (184 + 4 * sizeof(void*))
+#define RESPLOCK_REENTRANT_STORAGE (184 + 4 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
 
 /* A reentrant lock on one key over one connection. Opaque. */
 typedef struct resplock_reentrant {
@@ -41,10 +41,11 @@ typedef struct resplock_reentrant {
 /* Smallest I/O buffer that fits every request of a reentrant lock at the longest key and owner. */
 size_t resplock_reentrant_buffer_min(void);
 
-/* Binds `lock` to `key` (key_len bytes) and to the owner id `owner` (owner_len bytes, 1..40),
- * both copied, over `conn`, which must outlive it. owner NULL or owner_len 0: a random owner id is
- * made by the first acquire. Returns ok or invalid_argument (NULL lock or conn, empty key, key over
- * RESPLOCK_MAX_KEY_LEN, owner over 40 bytes, NULL owner with owner_len > 0). */
+/* Binds `lock` to `key` (key_len bytes) and to the owner id `owner` (owner_len bytes,
+ * 1..RESPLOCK_MAX_TOKEN_LEN), both copied, over `conn`, which must outlive it. owner NULL or
+ * owner_len 0: a random owner id is made by the first acquire. Returns ok or invalid_argument
+ * (NULL lock or conn, empty key, key over RESPLOCK_MAX_KEY_LEN, owner over RESPLOCK_MAX_TOKEN_LEN
+ * bytes, NULL owner with owner_len > 0). */
 resplock_status_t resplock_reentrant_init(resplock_reentrant_t* lock, resplock_conn_t* conn,
                                           const char* key, size_t key_len, const char* owner,
                                           size_t owner_len);

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "resplock/c_api/lock.h"
+#include "resplock/c_api/observer.h"
 #include "resplock/core/config.h"
 
 #ifdef __cplusplus
@@ -32,7 +33,7 @@ extern "C" {
 #endif
 
 /* Storage size of the renewer, for ILP32 and LP64 targets; the library checks that it fits. */
-#define RESPLOCK_RENEWER_STORAGE (RESPLOCK_MAX_RENEWED * (24 + 7 * sizeof(void*)))
+#define RESPLOCK_RENEWER_STORAGE (RESPLOCK_MAX_RENEWED * (24 + 7 * sizeof(void*)) + sizeof(void*))
 
 /* Opaque: use only through the functions below. */
 typedef struct resplock_renewer {
@@ -59,6 +60,12 @@ resplock_status_t resplock_renewer_init(resplock_renewer_t* renewer);
 resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, resplock_lock_t* lock,
                                               uint32_t ttl_ms, resplock_renewer_lost_fn on_lost,
                                               void* user, uint32_t loss_margin_ms);
+
+/* Reports a renewal event after each renewal sent and a loss event for each lock reported lost
+ * (before its lost callback) to `observer` (resplock/c_api/observer.h), which must outlive the
+ * renewer; NULL: none (the default). Does nothing for a NULL renewer. */
+void resplock_renewer_set_observer(resplock_renewer_t* renewer,
+                                   const resplock_observer_t* observer);
 
 /* Stops renewing `lock` (no request is sent); nothing happens if it is not watched. */
 void resplock_renewer_unwatch_lock(resplock_renewer_t* renewer, const resplock_lock_t* lock);

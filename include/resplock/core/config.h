@@ -37,6 +37,12 @@
 #define RESPLOCK_TOKEN_BYTES 16
 #endif
 
+/* Longest owner label a token may carry (LABEL:random, see AcquireOptions::owner). It sizes the
+ * token buffer of every lock (max_token_len = label + 1 + 40); 0: no labels, 40-byte tokens. */
+#ifndef RESPLOCK_MAX_OWNER_LEN
+#define RESPLOCK_MAX_OWNER_LEN 32
+#endif
+
 /* First and largest pause between acquisition attempts while waiting for a busy lock. */
 #ifndef RESPLOCK_RETRY_MIN_MS
 #define RESPLOCK_RETRY_MIN_MS 10
@@ -57,6 +63,9 @@
 
 #if RESPLOCK_TOKEN_BYTES < 16 || RESPLOCK_TOKEN_BYTES > 20
 #error "RESPLOCK_TOKEN_BYTES must be 16..20 (128..160 bits, at most 40 characters)"
+#endif
+#if RESPLOCK_MAX_OWNER_LEN < 0 || RESPLOCK_MAX_OWNER_LEN > 64
+#error "RESPLOCK_MAX_OWNER_LEN must be 0..64"
 #endif
 #if RESPLOCK_MAX_DEPTH < 1 || RESPLOCK_MAX_DEPTH > 32
 #error "RESPLOCK_MAX_DEPTH must be 1..32"

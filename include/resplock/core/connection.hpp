@@ -14,6 +14,8 @@
 
 namespace resplock {
 
+class Observer;
+
 struct ConnectionConfig {
     const char* host = "127.0.0.1";  // NUL-terminated name or address; must outlive the Connection
     std::uint16_t port = 6379;
@@ -23,6 +25,10 @@ struct ConnectionConfig {
     // Budget of one call: reconnect, handshake and round trip(s). Values above max_span_ms are
     // taken as max_span_ms.
     std::uint32_t timeout_ms = 2000;
+    // Optional: reports connect, reconnect and the retries of the locks over this connection,
+    // and sends a client name on each connect (see "resplock/core/observer.hpp"). Must outlive
+    // the Connection. Null: none (the default).
+    const Observer* observer = nullptr;
 };
 
 // Longest span the library measures on the port's 32-bit clock (2^31 - 1 ms, about 24.8 days):
@@ -119,6 +125,8 @@ class Connection {
     std::size_t buffer_size() const noexcept { return size_; }
 
   private:
+    friend class Observer;  // tells connect from reconnect in connected_before_
+
     Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
     Status handshake(Deadline deadline) noexcept;
     Status broken(Status s) noexcept;
@@ -130,6 +138,7 @@ class Connection {
     bool connected_ = false;
     bool request_sent_ = false;
     bool error_reply_ = false;
+    bool connected_before_ = false;  // set by the Observer: the next connect is a reconnect
     resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
     resp::Parser parser_;
 };

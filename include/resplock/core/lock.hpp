@@ -25,8 +25,11 @@ struct LockInfo {
 inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
 // Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
 inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
-// Longest token adopt() accepts.
-inline constexpr std::size_t max_token_len = 40;
+// Longest owner label a token may carry (AcquireOptions::owner): RESPLOCK_MAX_OWNER_LEN.
+inline constexpr std::size_t max_owner_len = RESPLOCK_MAX_OWNER_LEN;
+// Longest token adopt() accepts and a lock keeps: 40 characters (the most random hex any build
+// makes), after an owner label and ':' when labels are enabled.
+inline constexpr std::size_t max_token_len = max_owner_len == 0 ? 40 : max_owner_len + 1 + 40;
 // Smallest connection buffer that fits every request a Lock sends with a key of
 // RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
 std::size_t lock_buffer_min() noexcept;
@@ -154,13 +157,18 @@ class Lock {
 
   private:
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
-    // 1 release, 2 extend.
+    // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                      Deadline deadline) noexcept;
+                      std::uint32_t wait_ms) noexcept;
     Status owner_result(Status s, const resp::Reply& reply) noexcept;
-    // Keeps `token` after an acquisition request sent at sent_at that returned s (ok, or an
-    // outcome that may have set the key); claims validity only on ok.
+    // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
+    // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
+    // labelled form keeps a token of any length up to max_token_len (lock_options.cpp).
     void keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
+    void keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
+              Status s) noexcept;
+    // One attempt of acquire() with a token labelled with `owner` (lock_options.cpp).
+    Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
     void drop() noexcept;
 
     Connection& conn_;

@@ -76,16 +76,18 @@ class Parser {
     Status fail(Status s) noexcept;
     Status finish_value() noexcept;
 
+    // Set by reset(), which the constructor calls. remaining_[i] is read only for i < depth_,
+    // after it was written, so reset() leaves it alone.
     Value* values_;
     std::size_t capacity_;
-    std::size_t count_ = 0;
-    std::size_t pos_ = 0;         // start of the element being parsed (or end of reply once done)
-    std::size_t scan_ = 0;        // how far the current header line has been searched for CR LF
-    std::int64_t bulk_len_ = -1;  // declared length of a bulk string whose payload is awaited
-    std::size_t bulk_start_ = 0;  // offset of that payload
-    std::uint32_t depth_ = 0;     // open arrays
-    std::uint32_t remaining_[RESPLOCK_MAX_DEPTH] = {};  // elements still expected per open array
-    Status state_ = Status::incomplete;
+    std::size_t count_;
+    std::size_t pos_;         // start of the element being parsed (or end of reply once done)
+    std::size_t scan_;        // how far the current header line has been searched for CR LF
+    std::int64_t bulk_len_;   // declared length of a bulk string whose payload is awaited, or -1
+    std::size_t bulk_start_;  // offset of that payload
+    std::uint32_t depth_;     // open arrays
+    std::uint32_t remaining_[RESPLOCK_MAX_DEPTH];  // elements still expected per open array
+    Status state_;
 };
 
 // Encodes one command, an array of `count` bulk strings (binary-safe), into out[0..capacity).

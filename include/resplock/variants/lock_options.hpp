@@ -1,11 +1,12 @@
-// Options of one acquisition for resplock::Lock: fencing numbers, once-per-interval locks and
-// waking a waiter on release (Lock::acquire / try_acquire / release with an AcquireOptions,
-// declared in lock.hpp and implemented in src/variants/lock_options.cpp).
+// Options of one acquisition for resplock::Lock: fencing numbers, once-per-interval locks,
+// waking a waiter on release and an owner label in the token (Lock::acquire / try_acquire / release
+// with an AcquireOptions, declared in lock.hpp and implemented in src/variants/lock_options.cpp).
 #ifndef RESPLOCK_LOCK_OPTIONS_HPP
 #define RESPLOCK_LOCK_OPTIONS_HPP
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "resplock/core/lock.hpp"
 
@@ -27,6 +28,12 @@ struct AcquireOptions {
     // sleeping, so that a release made with wake hands the lock over at once. Falls back to
     // sleeping for the rest of the wait if the server refuses BLPOP (ACL, old server).
     bool wake = false;
+    // An owner label at the front of the token: the token is `owner` + ':' + the random hex of
+    // a plain token, so `GET KEY` on the server shows who holds the lock (e.g. a device name).
+    // 1..max_owner_len bytes of A-Z a-z 0-9 . _ - (anything else: invalid_argument, nothing
+    // sent); empty: no label (the default). The whole token is still what release, extend and
+    // every owner check compare; the label adds no secret and is not checked on its own.
+    std::string_view owner{};
 };
 
 // Smallest connection buffer for every request of the acquisition options (the acquire script's

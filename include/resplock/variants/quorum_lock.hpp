@@ -17,6 +17,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
+#include "resplock/variants/lock_options.hpp"
 
 namespace resplock {
 
@@ -64,6 +65,13 @@ class QuorumLock {
     // failure, loading or server_busy. Returns acquire()'s statuses (the last attempt's);
     // invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+
+    // acquire() / try_acquire() with options: only `owner` (the same label on every server),
+    // since fencing numbers, once-per and wake need one server. Returns their statuses, and
+    // invalid_argument when fence, once_per_ms or wake is set or the owner label is not valid.
+    Status acquire(std::uint32_t ttl_ms, const AcquireOptions& options) noexcept;
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                       const AcquireOptions& options) noexcept;
 
     // Owner-checked PEXPIRE to ttl_ms on every server, each waiting no longer than its wait for
     // ttl_ms, nor the validity left, nor wait_ms. Returns ok when a majority confirmed and

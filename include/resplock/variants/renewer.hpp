@@ -33,11 +33,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 
 #include "resplock/core/config.h"
 #include "resplock/core/status.hpp"
 
 namespace resplock {
+
+class Observer;
 
 class Renewer {
   public:
@@ -67,6 +71,12 @@ class Renewer {
         return add(&lock, ops_for<L>, ttl_ms, on_lost, user, loss_margin_ms);
     }
 
+    // Reports a renewal event after each renewal sent and a loss event for each lock reported lost
+    // (before on_lost is called), with the lock's key() when its type has one, to `observer`
+    // (see "resplock/core/observer.hpp"), which must outlive the Renewer; null: none (the
+    // default).
+    void set_observer(const Observer* observer) noexcept { observer_ = observer; }
+
     // Stops renewing `lock`, without any request; nothing happens if it is not watched.
     void unwatch(const void* lock) noexcept;
     // Whether `lock` is watched (it is no longer once released or reported lost).
@@ -89,6 +99,7 @@ class Renewer {
         Status (*extend)(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
         std::uint32_t (*remaining_ms)(const void* lock) noexcept;
         std::string_view (*token)(const void* lock) noexcept;
+        std::string_view (*key)(const void* lock) noexcept;  // empty when L has no key()
     };
     template <class L>
     static Status extend_of(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
@@ -102,8 +113,18 @@ class Renewer {
     static std::string_view token_of(const void* lock) noexcept {
         return static_cast<const L*>(lock)->token();
     }
+    template <class L, class = void>
+    struct KeyOf {
+        static std::string_view get(const void* /*lock*/) noexcept { return {}; }
+    };
     template <class L>
-    static constexpr Ops ops_for = {&extend_of<L>, &remaining_of<L>, &token_of<L>};
+    struct KeyOf<L, std::void_t<decltype(std::declval<const L&>().key())>> {
+        static std::string_view get(const void* lock) noexcept {
+            return static_cast<const L*>(lock)->key();
+        }
+    };
+    template <class L>
+    static constexpr Ops ops_for = {&extend_of<L>, &remaining_of<L>, &token_of<L>, &KeyOf<L>::get};
 
     struct Slot {
         void* lock = nullptr;  // null: free
@@ -128,9 +149,11 @@ class Renewer {
     std::uint32_t wait_for(const Slot& slot) const noexcept;
     void renew(Slot& slot, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept;
     static std::uint32_t slack(const Slot& slot) noexcept;
-    static void lose(Slot& slot, Status why) noexcept;
+    void lose(Slot& slot, Status why) noexcept;
+    void report(const Slot& slot, int kind, Status status, std::uint32_t ms) const noexcept;
 
     Slot slots_[RESPLOCK_MAX_RENEWED];
+    const Observer* observer_ = nullptr;
 };
 
 }  // namespace resplock

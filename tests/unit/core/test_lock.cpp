@@ -186,7 +186,10 @@ TEST(invalid_arguments_send_nothing) {
     CHECK_EQ(f.lock.release(), Status::invalid_argument);  // no token
     CHECK_EQ(f.lock.extend(1000), Status::invalid_argument);
     CHECK_EQ(f.lock.adopt(""), Status::invalid_argument);
-    CHECK_EQ(f.lock.adopt("0123456789012345678901234567890123456789X"), Status::invalid_argument);
+    char over[resplock::max_token_len + 1];
+    std::memset(over, 't', sizeof over);
+    CHECK_EQ(f.lock.adopt({over, sizeof over}), Status::invalid_argument);
+    CHECK_EQ(f.lock.adopt({over, sizeof over - 1}), Status::ok);
     CHECK_EQ(f.mock.connects + too_long.mock.connects + empty.mock.connects, 0U);
 }
 
@@ -581,11 +584,17 @@ TEST(guard_without_a_lock_sends_nothing) {
 }
 
 TEST(lock_buffer_min_fits_the_longest_request_exactly) {
-    CHECK_EQ(resplock::lock_buffer_min(), 430U);  // with the default limits
+    CHECK_EQ(resplock::lock_buffer_min(), 463U);  // with the default limits
     char key[RESPLOCK_MAX_KEY_LEN];
     std::memset(key, 'k', sizeof key);
     const std::string_view k(key, sizeof key);
-    const std::string_view token = "0123456789012345678901234567890123456789";
+    // The longest token: a label of max_owner_len bytes, ':' and 40 hex digits.
+    char longest[resplock::max_token_len];
+    std::memset(longest, 'o', resplock::max_owner_len);
+    longest[resplock::max_owner_len] = ':';
+    std::memcpy(longest + resplock::max_owner_len + 1, "0123456789012345678901234567890123456789",
+                40);
+    const std::string_view token(longest, sizeof longest);
     for (std::size_t size : {resplock::lock_buffer_min(), resplock::lock_buffer_min() - 1}) {
         MockPort mock;
         const resplock_port_t port = mock.port();

@@ -4,6 +4,7 @@
 // encoder's real bytes, and the wait-and-retry loop.
 #include <cstring>
 
+#include "../event_log.hpp"
 #include "check.hpp"
 #include "core/lock_rules.hpp"
 #include "mock_connection.hpp"
@@ -541,6 +542,7 @@ struct Attempts {
     std::size_t ttl_reads = 0;
     std::uint32_t pauses[16] = {};
     std::size_t paused = 0;
+    const resplock::Observer* observer = nullptr;  // of the connection retry() is given
 
     Status run(std::uint32_t wait_ms, bool with_ttl = true);
 };
@@ -563,7 +565,12 @@ void pause(void* ctx, std::uint32_t ms) {
 
 Status Attempts::run(std::uint32_t wait_ms, bool with_ttl) {
     const detail::Acquirer acquirer = {attempt, with_ttl ? holder_ttl : nullptr, pause};
-    return detail::retry(mock.port(), wait_ms, acquirer, this);
+    // retry() takes its clock, its sleep and its observer from a connection (unused otherwise).
+    ConnectionConfig config;
+    config.observer = observer;
+    char buf[16];
+    const Connection conn(mock.port(), config, buf, sizeof buf);
+    return detail::retry(conn, "job", wait_ms, acquirer, this);
 }
 
 }  // namespace
@@ -677,4 +684,46 @@ TEST(retry_makes_no_attempt_after_a_pause_that_ended_too_late) {
     b.late_ms = detail::late_wake_ms + 1;
     CHECK_EQ(b.run(12, false), Status::busy);
     CHECK_EQ(b.attempts, 2U);
+}
+
+TEST(retry_reports_each_failed_attempt_that_is_followed_by_another) {
+    MockPort mock;
+    mock.random_step = 0;  // pauses of backoff/2
+    support::EventLog log;
+    const resplock::Observer observer(&support::EventLog::record, &log);
+    const Status statuses[] = {Status::busy, Status::connect_failed, Status::busy, Status::ok};
+    const std::int64_t ttls[] = {-2, 3};
+    Attempts s{mock, statuses, 4, ttls};
+    s.observer = &observer;
+    CHECK_EQ(s.run(1000), Status::ok);
+    CHECK_EQ(s.attempts, 4U);
+    // Attempt 1 busy with the key gone (PTTL -2): at once; attempt 2 refused: backoff 20/2;
+    // attempt 3 busy with PTTL 3: 3 ms. The successful 4th is no retry.
+    if (!CHECK_EQ(log.count, 3U)) return;
+    const Status want_status[] = {Status::busy, Status::connect_failed, Status::busy};
+    const std::uint32_t want_ms[] = {0, 10, 3};
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK_EQ(log[i].kind, resplock::EventKind::retry);
+        CHECK_EQ(log[i].status, want_status[i]);
+        CHECK_EQ(log[i].number, static_cast<std::uint32_t>(i + 1));
+        CHECK_EQ(log[i].ms, want_ms[i]);
+        CHECK_EQ(log[i].key_view(), std::string_view("job"));
+    }
+}
+
+TEST(retry_reports_nothing_when_the_wait_ends) {
+    MockPort mock;
+    mock.random_step = 0;
+    support::EventLog log;
+    const resplock::Observer observer(&support::EventLog::record, &log);
+    const Status busy[] = {Status::busy};
+    Attempts s{mock, busy, 1};
+    s.observer = &observer;
+    CHECK_EQ(s.run(0), Status::busy);  // one attempt, no pause: no retry
+    CHECK_EQ(log.count, 0U);
+    CHECK_EQ(s.run(12, false), Status::busy);  // pauses 5 and 7, then the last attempt
+    if (!CHECK_EQ(log.count, 2U)) return;
+    CHECK_EQ(log[0].ms, 5U);
+    CHECK_EQ(log[1].ms, 7U);
+    CHECK_EQ(log[1].number, 2U);
 }

@@ -401,9 +401,18 @@ TEST(lock_options_buffer_min_fits_the_longest_acquire_exactly) {
     std::memset(once_bytes, 'x', RESPLOCK_MAX_KEY_LEN);
     std::memcpy(once_bytes + RESPLOCK_MAX_KEY_LEN, ":once", 5);
     const std::string_view once_key(once_bytes, sizeof once_bytes);
-    const AcquireOptions longest = options(true, resplock::max_ttl_ms);
+    // The longest owner label too: its token is the longest a lock makes.
+    static char label[resplock::max_owner_len];
+    std::memset(label, 'o', sizeof label);
+    AcquireOptions longest = options(true, resplock::max_ttl_ms);
+    longest.owner = {label, sizeof label};
+    static char token_bytes[resplock::max_owner_len + 1 + resplock::token_len];
+    std::memcpy(token_bytes, label, sizeof label);
+    token_bytes[sizeof label] = ':';
+    std::memcpy(token_bytes + sizeof label + 1, token0.data(), token0.size());
+    const std::string_view token(token_bytes, sizeof token_bytes);
     const std::size_t min = resplock::lock_options_buffer_min();
-    CHECK_EQ(min, wire::cmd({"EVAL", acquire_text, "3", key, once_key, fence_key, token0,
+    CHECK_EQ(min, wire::cmd({"EVAL", acquire_text, "3", key, once_key, fence_key, token,
                              "2147483647", "2147483647"})
                       .size());
     for (const std::size_t size : {min, min - 1}) {
@@ -411,10 +420,10 @@ TEST(lock_options_buffer_min_fits_the_longest_acquire_exactly) {
         std::uint64_t fence = 0;
         if (size == min) {
             f.mock.on_connect()
-                .expect(wire::cmd({"EVALSHA", acquire_sha, "3", key, once_key, fence_key, token0,
+                .expect(wire::cmd({"EVALSHA", acquire_sha, "3", key, once_key, fence_key, token,
                                    "2147483647", "2147483647"}))
                 .reply(noscript)
-                .expect(wire::cmd({"EVAL", acquire_text, "3", key, once_key, fence_key, token0,
+                .expect(wire::cmd({"EVAL", acquire_text, "3", key, once_key, fence_key, token,
                                    "2147483647", "2147483647"}))
                 .reply(":1\r\n");
             CHECK_EQ(f.lock.acquire(resplock::max_ttl_ms, longest, &fence), Status::ok);
@@ -668,5 +677,91 @@ TEST(release_without_wake_is_the_plain_release) {
     f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
     CHECK_EQ(f.lock.release(fence_only), Status::ok);
     CHECK(f.lock.token().empty());
+    CHECK(f.mock.done());
+}
+
+// ---- owner label ----
+
+namespace {
+AcquireOptions owned(std::string_view label, bool fence = false) {
+    AcquireOptions o = options(fence);
+    o.owner = label;
+    return o;
+}
+}  // namespace
+
+TEST(owner_label_goes_before_the_random_token_in_the_plain_set) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(
+            wire::cmd({"SET", "k", "door-17:000102030405060708090a0b0c0d0e0f", "NX", "PX", "1000"}))
+        .reply("+OK\r\n");
+    CHECK_EQ(f.lock.acquire(1000, owned("door-17")), Status::ok);
+    CHECK(f.lock.held());
+    CHECK(f.lock.token() == "door-17:000102030405060708090a0b0c0d0e0f");
+    // Owner checks compare the whole token.
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", f.lock.token()})).reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.mock.done());
+}
+
+TEST(owner_label_busy_then_acquired_with_a_fresh_labelled_token_each_attempt) {
+    Fixture f;
+    f.constant_random();
+    char token[8 + 32];
+    std::memcpy(token, "a.b_c-9:", 8);
+    std::memcpy(token + 8, zeros.data(), 32);
+    const std::string_view labelled(token, sizeof token);
+    const std::string_view set_labelled = wire::cmd({"SET", "k", labelled, "NX", "PX", "1000"});
+    f.mock.on_connect()
+        .expect(set_labelled)
+        .reply("$-1\r\n")
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k"}))
+        .reply("*2\r\n$5\r\nother\r\n:2\r\n")
+        .expect(set_labelled)
+        .reply("+OK\r\n");
+    CHECK_EQ(f.lock.try_acquire(1000, 5000, owned("a.b_c-9")), Status::ok);
+    CHECK_EQ(f.mock.slept_ms, 2U);  // the holder's PTTL bounds the pause, as without a label
+    CHECK(f.lock.token() == labelled);
+    CHECK(f.mock.done());
+}
+
+TEST(owner_label_with_a_fence_goes_into_the_script) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:fence",
+                           "dev:000102030405060708090a0b0c0d0e0f", "1000"}))
+        .reply(":4\r\n");
+    std::uint64_t fence = 0;
+    CHECK_EQ(f.lock.acquire(1000, owned("dev", true), &fence), Status::ok);
+    CHECK_EQ(fence, 4U);
+    CHECK(f.lock.token() == "dev:000102030405060708090a0b0c0d0e0f");
+    CHECK(f.mock.done());
+}
+
+TEST(owner_labels_outside_the_charset_or_too_long_send_nothing) {
+    Fixture f;
+    char longest[resplock::max_owner_len + 1];
+    std::memset(longest, 'x', sizeof longest);
+    const std::string_view bad[] = {"two words", "a:b",
+                                    "new\nline", "caf\xc3\xa9",
+                                    "slash/",    std::string_view(longest, sizeof longest)};
+    for (const std::string_view label : bad) {
+        std::uint64_t fence = 0;
+        CHECK_EQ(f.lock.acquire(1000, owned(label)), Status::invalid_argument);
+        CHECK_EQ(f.lock.try_acquire(1000, 100, owned(label)), Status::invalid_argument);
+        CHECK_EQ(f.lock.acquire(1000, owned(label, true), &fence), Status::invalid_argument);
+    }
+    CHECK_EQ(f.mock.connects, 0U);
+    CHECK(f.lock.token().empty());
+    // The longest valid label is accepted.
+    char token[sizeof longest + 32];
+    std::memcpy(token, longest, sizeof longest - 1);
+    token[sizeof longest - 1] = ':';
+    std::memcpy(token + sizeof longest, token0.data(), 32);
+    f.mock.on_connect()
+        .expect(wire::cmd({"SET", "k", {token, sizeof token}, "NX", "PX", "1000"}))
+        .reply("+OK\r\n");
+    CHECK_EQ(f.lock.acquire(1000, owned({longest, sizeof longest - 1})), Status::ok);
     CHECK(f.mock.done());
 }

@@ -712,7 +712,9 @@ TEST(query_sends_the_text_only_to_the_servers_that_lack_the_script) {
 TEST(adopted_token_extends_then_releases) {
     Fixture f;
     CHECK_EQ(f.lock.adopt(""), Status::invalid_argument);
-    CHECK_EQ(f.lock.adopt("0123456789012345678901234567890123456789X"), Status::invalid_argument);
+    char over[resplock::max_token_len + 1];
+    std::memset(over, 't', sizeof over);
+    CHECK_EQ(f.lock.adopt({over, sizeof over}), Status::invalid_argument);
     REQUIRE_EQ(f.lock.adopt("tok"), Status::ok);
     CHECK(f.lock.token() == "tok");
     CHECK(!f.lock.held());  // validity unknown until an extend succeeds
@@ -794,4 +796,32 @@ TEST(close_closes_every_connection) {
         f[i].on_connect().expect(release0).reply(":1\r\n");
     CHECK_EQ(f.lock.release(), Status::ok);
     CHECK(f.done());
+}
+
+// ---- owner label ----
+
+TEST(owner_label_is_the_same_on_every_server) {
+    Fixture f;
+    const std::string_view labelled = "door-17:000102030405060708090a0b0c0d0e0f";
+    for (std::size_t i = 0; i < f.n; ++i)
+        f[i].on_connect().expect(set(labelled)).reply("+OK\r\n");
+    resplock::AcquireOptions o;
+    o.owner = "door-17";
+    CHECK_EQ(f.lock.try_acquire(1000, 0, o), Status::ok);
+    CHECK(f.lock.token() == labelled);
+    CHECK(f.done());
+}
+
+TEST(quorum_options_other_than_the_owner_label_send_nothing) {
+    Fixture f;
+    resplock::AcquireOptions o;
+    o.owner = "bad label";
+    CHECK_EQ(f.lock.acquire(1000, o), Status::invalid_argument);
+    resplock::AcquireOptions fence;
+    fence.fence = true;
+    CHECK_EQ(f.lock.acquire(1000, fence), Status::invalid_argument);
+    resplock::AcquireOptions wake;
+    wake.wake = true;
+    CHECK_EQ(f.lock.try_acquire(1000, 100, wake), Status::invalid_argument);
+    CHECK_EQ(f.connects(), 0U);
 }

@@ -125,7 +125,7 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     const char* key = o.key_shown.text;
     // Read the server's error text before the release sends anything.
     const int code = s == Status::busy ? exit_busy : exit_for(s, t);
-    char why[512];
+    char why[why_max];
     describe(s, t, why, sizeof why);
     char undone[160];
     undo_acquire(lock, o, undone, sizeof undone);
@@ -157,7 +157,7 @@ int fail_owner(Status s, const Options& o, const Target& t) {
         return exit_not_owner;
     }
     if (s == Status::unknown_outcome) {
-        char why[512];
+        char why[why_max];
         describe(s, t, why, sizeof why);
         report("%s %s: %s; %s", o.command_name, key, why,
                o.command == Command::release ? "the lock may still be held until its TTL ends"

@@ -23,6 +23,15 @@ bool refused_in_script(Status s, const Target& t) {
                std::string_view::npos;
 }
 
+// A server that requires a client certificate ends the handshake when it gets none.
+constexpr char client_cert_hint[] =
+    "; if the server requires a client certificate, give --cert and --key";
+// The longest text describe() writes is a TLS failure: its description, the target and the hint.
+static_assert(sizeof(Masked::text) + sizeof(Target::where) + sizeof " (TLS with )" +
+                      sizeof client_cert_hint <=
+                  why_max,
+              "why_max must hold a TLS failure's whole text");
+
 // Why a TLS connection failed, when that is the reason for s. True if it wrote out.
 bool describe_tls(Status s, const Target& t, char* out, std::size_t cap) {
 #ifdef RESPLOCK_CLI_TLS
@@ -30,12 +39,10 @@ bool describe_tls(Status s, const Target& t, char* out, std::size_t cap) {
     if (s != Status::io_error && s != Status::closed && s != Status::unknown_outcome) return false;
     char text[400];
     if (resplock_mbedtls_describe(t.tls, text, sizeof text) == 0) return false;
-    // A server that requires a client certificate ends the handshake when it gets none.
     const bool hint =
         !t.client_cert && resplock_mbedtls_failure(t.tls) == RESPLOCK_MBEDTLS_FAILURE_handshake;
-    (void)std::snprintf(
-        out, cap, "%s (TLS with %s)%s", Masked(text).text, t.where,
-        hint ? "; if the server requires a client certificate, give --cert and --key" : "");
+    (void)std::snprintf(out, cap, "%s (TLS with %s)%s", Masked(text).text, t.where,
+                        hint ? client_cert_hint : "");
     return true;
 #else
     (void)s;
@@ -152,7 +159,7 @@ void describe(Status s, const Target& t, char* out, std::size_t cap) {
 }
 
 int fail(Status s, const char* command, const char* key, const Target& t) {
-    char why[512];
+    char why[why_max];
     describe(s, t, why, sizeof why);
     report("%s %s: %s", command, key, why);
     return exit_for(s, t);

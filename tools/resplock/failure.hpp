@@ -34,7 +34,10 @@ struct Target {
 // verification, or a command refused inside the lock's script, is refused permission (77).
 int exit_for(resplock::Status s, const Target& t);
 
-// Why a call failed, in words, for "resplock: <what>: <why>".
+// Room for every text describe() writes (failure.cpp checks the longest fits).
+constexpr std::size_t why_max = 1024;
+
+// Why a call failed, in words, for "resplock: <what>: <why>"; out holds why_max characters.
 void describe(resplock::Status s, const Target& t, char* out, std::size_t cap);
 
 // Reports a failed call as "resplock: <command> <key>: <why>" and returns its exit code.

@@ -428,7 +428,7 @@ int Supervision::end(const Target& t) {
                run_.key_shown,
                s == Status::not_owner ? "another holder has it" : "the key was gone");
     } else if (s != Status::ok) {
-        char why[512];
+        char why[why_max];
         describe(s, t, why, sizeof why);
         report("run %s: warning: release failed (%s); the lock expires by its TTL", run_.key_shown,
                why);

@@ -2,8 +2,11 @@
 # scripts/sources.sh).
 #   make                               build/libresplock.a (core, variants, C API and the POSIX
 #                                      port) and build/resplock, the command-line tool
-#   make CROSS=arm-none-eabi- CXXFLAGS="-Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections"
-#                                      build/libresplock.a for a bare-metal target (no POSIX port)
+#   make CROSS=arm-none-eabi- CXXFLAGS="-Os -mcpu=cortex-m4 -mthumb -mfpu=fpv4-sp-d16 \
+#        -mfloat-abi=hard -ffunction-sections -fdata-sections"
+#                                      build/libresplock.a for a bare-metal target (no POSIX port;
+#                                      the float ABI must be the firmware's: -mfloat-abi=soft
+#                                      without -mfpu for a soft-float one)
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean

@@ -59,7 +59,7 @@ install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/resplock.pc DESTINATION ${RESPLOCK
 # exported port links resplock::<port>_deps, which the config file defines on the consumer's
 # machine with the installed resplock-dependencies.cmake.
 set(RESPLOCK_INSTALLED_PORTS)
-foreach(port posix lwip mbedtls)
+foreach(port posix lwip mbedtls transport)
     set(target resplock_${port})
     if(NOT TARGET ${target})
         continue()

@@ -43,6 +43,10 @@ set(RESPLOCK_POSIX_SOURCES
 set(RESPLOCK_LWIP_SOURCES
     ports/lwip/lwip.c
 )
+# lwIP's raw/callback API (NO_SYS=1 super-loops): built for firmware (tests/board), not the host.
+set(RESPLOCK_LWIP_RAW_SOURCES
+    ports/lwip_raw/lwip_raw.c
+)
 set(RESPLOCK_MBEDTLS_SOURCES
     ports/mbedtls/mbedtls.c
 )

@@ -25,7 +25,7 @@ endmacro()
 # --- the source list against the tree ------------------------------------------------------------
 set(listed)
 foreach(list RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES RESPLOCK_C_API_SOURCES
-        RESPLOCK_POSIX_SOURCES RESPLOCK_LWIP_SOURCES RESPLOCK_MBEDTLS_SOURCES
+        RESPLOCK_POSIX_SOURCES RESPLOCK_LWIP_SOURCES RESPLOCK_LWIP_RAW_SOURCES RESPLOCK_MBEDTLS_SOURCES
         RESPLOCK_MOCK_SOURCES RESPLOCK_CLI_SOURCES)
     foreach(f IN LISTS ${list})
         if(NOT EXISTS "${root}/${f}")

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Builds the board firmware for QEMU's mps2-an386 (tests/board/board.mk), fetching lwIP's (and
+# for the TLS image mbedTLS's) Debian source package into the build tree first when absent.
+#   build.sh SOURCE_DIR BUILD_DIR
+# Exits 77 (CTest's skip code) with a SKIPPED line, and leaves that line in BUILD_DIR/skipped for
+# the run step, when the cross toolchain or QEMU is absent or a source cannot be fetched.
+set -u
+src=$1
+build=$2
+mkdir -p "$build" || exit 1
+build=$(cd "$build" && pwd)
+rm -f "$build/skipped"
+skip() {
+    echo "SKIPPED: $1"
+    echo "$1" >"$build/skipped"
+    exit 77
+}
+for tool in arm-none-eabi-gcc arm-none-eabi-g++ qemu-system-arm make; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh targets)"
+done
+for pkg in lwip; do
+    out=$(sh "$src/tests/board/fetch-source.sh" "$pkg" "$build/src")
+    status=$?
+    [ -n "$out" ] && echo "$out"
+    [ "$status" -eq 77 ] && skip "the Debian source package $pkg cannot be fetched"
+    [ "$status" -ne 0 ] && exit 1
+done
+start=$(date +%s)
+make -s -j2 -C "$src" -f tests/board/board.mk BOARD_BUILD="$build" LWIP_DIR="$build/src/lwip" ||
+    exit 1
+echo "built in $(($(date +%s) - start)) s:"
+arm-none-eabi-size "$build"/firmware-*.elf

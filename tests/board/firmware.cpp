@@ -1,0 +1,214 @@
+// The board firmware: a bare-metal super-loop (lwIP NO_SYS=1, no RTOS) that takes a real lock on
+// the host's redis-server through QEMU's user network (gateway 10.0.2.2), over the lwIP raw-API
+// port. The host-side driver (test_board.cpp) plays the other party; the two synchronise through
+// the lock keys and the "STEP" lines printed here (semihosting console). The command line
+// (semihosting) gives the server's port and the per-run random seed: "port=N seed=HEX".
+// Exit status 0 only if every step saw what it expected.
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "board.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/lwip_raw.h"
+#include "resplock/variants/lock_options.hpp"
+#include "resplock/variants/renewer.hpp"
+
+using resplock::Status;
+
+namespace {
+
+const char* name(Status s) {
+#define RESPLOCK_BOARD_NAME(n, text) #n,
+    static const char* const names[] = {RESPLOCK_STATUS_LIST(RESPLOCK_BOARD_NAME)};
+#undef RESPLOCK_BOARD_NAME
+    const auto i = static_cast<unsigned>(s);
+    return i < sizeof names / sizeof names[0] ? names[i] : "?";
+}
+
+int failures = 0;
+
+void step(const char* format, ...) __attribute__((format(printf, 1, 2)));
+void step(const char* format, ...) {
+    va_list args;
+    va_start(args, format);
+    std::fputs("STEP ", stdout);
+    std::vprintf(format, args);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+    va_end(args);
+}
+
+void expect(bool ok, const char* what, Status s) {
+    if (!ok) {
+        ++failures;
+        std::printf("FAIL: %s (%s)\n", what, name(s));
+        std::fflush(stdout);
+    }
+}
+
+// "key=value" from the command line, or nullptr.
+const char* arg(const char* line, const char* key) {
+    const std::size_t n = std::strlen(key);
+    for (const char* p = line; (p = std::strstr(p, key)) != nullptr; p += n) {
+        if ((p == line || p[-1] == ' ') && p[n] == '=') return p + n + 1;
+    }
+    return nullptr;
+}
+
+void net_poll(void*) {
+    board_net_poll();
+}
+
+uint32_t clock_ms(void*) {
+    return board_now_ms();
+}
+
+// Runs the super-loop's network work for ms milliseconds.
+void run_for(uint32_t ms) {
+    const uint32_t start = board_now_ms();
+    while (board_now_ms() - start < ms)
+        board_net_poll();
+}
+
+resplock_lwip_raw_t net;  // the port's context: static, it must not move while connected
+char buffer[4096];        // the connection's buffer: the largest reply read is GET board:big
+
+Status lost_why = Status::ok;
+bool lost = false;
+
+void on_lost(void*, void*, Status why) {
+    lost = true;
+    lost_why = why;
+}
+
+bool connection_error(Status s) {
+    return s == Status::connect_failed || s == Status::closed || s == Status::io_error ||
+           s == Status::timeout || s == Status::unknown_outcome;
+}
+
+}  // namespace
+
+int main() {
+    const char* line = board_cmdline();
+    const char* port_text = arg(line, "port");
+    const char* seed_text = arg(line, "seed");
+    if (port_text == nullptr || seed_text == nullptr) {
+        std::printf("FAIL: command line \"%s\" lacks port=N seed=HEX\n", line);
+        return 2;
+    }
+    board_test_random_seed(std::strtoull(seed_text, nullptr, 16));
+    board_clock_start();
+    if (board_net_init() != 0) {
+        std::printf("FAIL: no LAN9118 at 0x40200000\n");
+        return 2;
+    }
+
+    resplock_lwip_raw_config_t cfg{};
+    cfg.poll = net_poll;
+    cfg.random = board_test_random;  // TEST ONLY (board.h): a real board uses its TRNG
+    cfg.now = clock_ms;
+    resplock_port_t port;
+    if (resplock_lwip_raw_port_init(&net, &cfg, &port) != RESPLOCK_STATUS_ok) {
+        std::printf("FAIL: port init\n");
+        return 2;
+    }
+    resplock::ConnectionConfig cc;
+    cc.host = "10.0.2.2";
+    cc.port = static_cast<std::uint16_t>(std::strtoul(port_text, nullptr, 10));
+    cc.timeout_ms = 2000;
+    resplock::Connection conn(port, cc, buffer, sizeof buffer);
+    resplock::Lock lock(conn, "board:lock");
+    resplock::Lock gate(conn, "board:gate");
+    step("up 10.0.2.15 -> %s:%u", cc.host, static_cast<unsigned>(cc.port));
+
+    // 1. The host holds the lock: acquiring it is busy.
+    Status s = lock.acquire(10000);
+    step("busy %s", name(s));
+    expect(s == Status::busy, "acquire while the host holds the lock", s);
+
+    // 2. The host releases it on seeing that line; waiting gets it.
+    s = lock.try_acquire(10000, 20000);
+    step("acquired %s %.*s", name(s), static_cast<int>(lock.token().size()), lock.token().data());
+    expect(s == Status::ok && lock.held(), "try_acquire with a wait", s);
+
+    // 3. Extend to 60 s; the host checks PTTL and the token, then releases the gate.
+    s = lock.extend(60000);
+    step("extended %s %.*s", name(s), static_cast<int>(lock.token().size()), lock.token().data());
+    expect(s == Status::ok, "extend", s);
+    s = gate.try_acquire(1000, 30000);
+    expect(s == Status::ok, "gate after the host's check", s);
+    (void)gate.release();
+
+    // 4. Release.
+    s = lock.release();
+    step("released %s", name(s));
+    expect(s == Status::ok, "release", s);
+
+    // 5. A fencing number (the host set board:lock:fence to 41 before the run).
+    resplock::AcquireOptions fenced;
+    fenced.fence = true;
+    std::uint64_t fence = 0;
+    s = lock.acquire(10000, fenced, &fence);
+    step("fence %s %lu", name(s), static_cast<unsigned long>(fence));
+    expect(s == Status::ok && fence == 42u, "fenced acquire", s);
+    s = lock.release();
+    expect(s == Status::ok, "release after fence", s);
+
+    // 6. A reply far larger than the port's receive ring: back-pressured, not dropped.
+    {
+        const std::string_view get[] = {"GET", "board:big"};
+        resplock::resp::Reply reply;
+        s = conn.command(get, 2, reply);
+        bool same = s == Status::ok && reply.count == 1 &&
+                    reply.top().is(resplock::resp::Type::bulk_string) && reply.top().size == 3000u;
+        for (std::uint32_t i = 0; same && i < reply.top().size; ++i) {
+            same = reply.top().data[i] == static_cast<char>('a' + i % 26u);
+        }
+        step("big %s %u %s", name(s),
+             s == Status::ok ? static_cast<unsigned>(reply.top().size) : 0u,
+             same ? "intact" : "corrupt");
+        expect(same, "3000-byte reply through the port's ring", s);
+    }
+
+    // 7. The renewal driver in the super-loop keeps a 1.5 s lock alive for 4 s.
+    resplock::Renewer renewer;
+    s = lock.acquire(1500);
+    expect(s == Status::ok, "acquire for renewal", s);
+    s = renewer.watch(lock, 1500, on_lost, nullptr, 200);
+    expect(s == Status::ok, "watch", s);
+    const uint32_t start = board_now_ms();
+    while (board_now_ms() - start < 4000u && !lost) {
+        const uint32_t next = renewer.tick(board_now_ms());
+        run_for(next < 50u ? next : 50u);
+    }
+    step("renewed %s held=%d remaining=%lu %.*s", lost ? name(lost_why) : "ok", lock.held() ? 1 : 0,
+         static_cast<unsigned long>(lock.remaining_ms()), static_cast<int>(lock.token().size()),
+         lock.token().data());
+    expect(!lost && lock.held(), "renewed for 4 s", lost_why);
+
+    // 8. The host kills the server on seeing the next line: the renewer's extends fail, the lock
+    // is reported lost once its validity runs out, and a new attempt reports the connection
+    // error. Never "held".
+    step("kill-me");
+    const uint32_t kill_start = board_now_ms();
+    while (board_now_ms() - kill_start < 20000u && !lost) {
+        const uint32_t next = renewer.tick(board_now_ms());
+        run_for(next < 50u ? next : 50u);
+    }
+    // Lost is reported while up to the loss margin of validity is left; once that has passed the
+    // lock is no longer held locally either.
+    if (lost) run_for(lock.remaining_ms() + 1u);
+    resplock::Lock again(conn, "board:other");
+    s = again.acquire(1500);
+    step("after-kill lost=%s held=%d acquire=%s", lost ? name(lost_why) : "no", lock.held() ? 1 : 0,
+         name(s));
+    expect(lost && !lock.held(), "lock reported lost after the server died", lost_why);
+    expect(connection_error(s) && !again.held(), "acquire after the server died", s);
+
+    step("done failures=%d", failures);
+    return failures == 0 ? 0 : 1;
+}

@@ -17,8 +17,10 @@ for tool in apt-get dpkg-source; do
 done
 mkdir -p "$dest/apt/lists/partial" "$dest/apt/archives/partial" "$dest/apt/parts" || exit 1
 dest=$(cd "$dest" && pwd) || exit 1
-# The mirror the system already uses (deb822 or one-line sources), bookworm by default.
-mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p; s/^deb \(\[[^]]*\] \)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' \
+# The mirror the system already uses (deb822 or one-line sources), bookworm by default;
+# RESPLOCK_DEBIAN_MIRROR overrides it.
+mirror=${RESPLOCK_DEBIAN_MIRROR:-}
+[ -n "$mirror" ] || mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p; s/^deb \(\[[^]]*\] \)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' \
     /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -n 1)
 suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-bookworm}")
 echo "deb-src ${mirror:-http://deb.debian.org/debian} ${suite:-bookworm} main" >"$dest/apt/sources.list"

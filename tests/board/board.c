@@ -57,6 +57,22 @@ const char* board_cmdline(void) {
     return line;
 }
 
+long board_read_file(const char* path, uint8_t* buf, size_t cap) {
+    uintptr_t open_args[3] = {(uintptr_t)path, 1u /* "rb" */, strlen(path)};
+    const intptr_t handle = (intptr_t)semihosting_call(SEMIHOSTING_SYS_OPEN, (uintptr_t)open_args);
+    intptr_t len;
+    long result = -1;
+    if (handle == -1) return -1;
+    len = (intptr_t)semihosting_call(SEMIHOSTING_SYS_FLEN, (uintptr_t)&handle);
+    if (len >= 0 && (size_t)len <= cap) {
+        uintptr_t read_args[3] = {(uintptr_t)handle, (uintptr_t)buf, (uintptr_t)len};
+        /* SYS_READ returns the number of bytes NOT read. */
+        if (semihosting_call(SEMIHOSTING_SYS_READ, (uintptr_t)read_args) == 0u) result = (long)len;
+    }
+    (void)semihosting_call(SEMIHOSTING_SYS_CLOSE, (uintptr_t)&handle);
+    return result;
+}
+
 /* --- TEST-ONLY random source (see board.h) -----------------------------------------------------
  */
 

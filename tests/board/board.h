@@ -11,7 +11,11 @@ extern "C" {
 #endif
 
 enum {
+    SEMIHOSTING_SYS_OPEN = 0x01,
+    SEMIHOSTING_SYS_CLOSE = 0x02,
     SEMIHOSTING_SYS_WRITE0 = 0x04,
+    SEMIHOSTING_SYS_READ = 0x06,
+    SEMIHOSTING_SYS_FLEN = 0x0c,
     SEMIHOSTING_SYS_GET_CMDLINE = 0x15,
     SEMIHOSTING_SYS_EXIT = 0x18,
     SEMIHOSTING_ADP_RUN_TIME_ERROR = 0x20023
@@ -32,6 +36,10 @@ uint32_t board_now_ms(void);
 
 /* The command line given to QEMU with -semihosting-config ...,arg=...; "" if none. */
 const char* board_cmdline(void);
+
+/* Reads a whole host file (semihosting) into buf; returns its length, or -1 if it cannot be
+ * read or is larger than cap. */
+long board_read_file(const char* path, uint8_t* buf, size_t cap);
 
 /* Brings up lwIP (NO_SYS=1) on the LAN9118 with the static address 10.0.2.15/24, gateway
  * 10.0.2.2 (QEMU's user network). Returns 0, or -1 if the controller does not answer. */

@@ -16,6 +16,10 @@
 #include "resplock/ports/lwip_raw.h"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/renewer.hpp"
+#ifdef BOARD_TLS
+#include "mbedtls/memory_buffer_alloc.h"
+#include "resplock/ports/mbedtls.h"
+#endif
 
 using resplock::Status;
 
@@ -75,7 +79,13 @@ void run_for(uint32_t ms) {
 }
 
 resplock_lwip_raw_t net;  // the port's context: static, it must not move while connected
-char buffer[4096];        // the connection's buffer: the largest reply read is GET board:big
+#ifdef BOARD_TLS
+resplock_mbedtls_t tls;              // the TLS port over it (large: static)
+resplock_mbedtls_t wrong;            // one expecting another server name (step 0)
+unsigned char tls_arena[96 * 1024];  // every allocation mbedTLS makes
+unsigned char ca[2048];              // the CA certificate (DER), read from the host
+#endif
+char buffer[4096];  // the connection's buffer: the largest reply read is GET board:big
 
 Status lost_why = Status::ok;
 bool lost = false;
@@ -116,14 +126,75 @@ int main() {
         std::printf("FAIL: port init\n");
         return 2;
     }
+#ifdef BOARD_TLS
+    // TLS over the raw-API port, verifying the server's certificate against the test CA (the host
+    // passes its path: "ca=PATH"); the server's certificate names "localhost", not 10.0.2.2.
+    const char* ca_path = arg(line, "ca");
+    char path[200] = "";
+    for (std::size_t i = 0;
+         ca_path != nullptr && ca_path[i] != '\0' && ca_path[i] != ' ' && i + 1 < sizeof path;
+         ++i) {
+        path[i] = ca_path[i];
+        path[i + 1] = '\0';
+    }
+    const long ca_len = board_read_file(path, ca, sizeof ca);
+    if (ca_len <= 0) {
+        std::printf("FAIL: cannot read the CA certificate \"%s\" (%s)\n", path, line);
+        return 2;
+    }
+    mbedtls_memory_buffer_alloc_init(tls_arena, sizeof tls_arena);
+    const resplock_port_t inner = port;
+    resplock_mbedtls_config_t tls_cfg{};
+    tls_cfg.inner = &inner;
+    tls_cfg.ca = ca;
+    tls_cfg.ca_len = static_cast<std::size_t>(ca_len);
+    tls_cfg.server_name = "localhost";
+    if (resplock_mbedtls_port_init(&tls, &tls_cfg, &port) != RESPLOCK_STATUS_ok) {
+        std::printf("FAIL: TLS port init\n");
+        return 2;
+    }
+#endif
     resplock::ConnectionConfig cc;
     cc.host = "10.0.2.2";
     cc.port = static_cast<std::uint16_t>(std::strtoul(port_text, nullptr, 10));
+#ifdef BOARD_TLS
+    cc.timeout_ms = 5000;  // the connect timeout covers the handshake, slow under emulation
+#else
     cc.timeout_ms = 2000;
+#endif
     resplock::Connection conn(port, cc, buffer, sizeof buffer);
     resplock::Lock lock(conn, "board:lock");
     resplock::Lock gate(conn, "board:gate");
+#ifdef BOARD_TLS
+    step("up 10.0.2.15 -> %s:%u tls", cc.host, static_cast<unsigned>(cc.port));
+#else
     step("up 10.0.2.15 -> %s:%u", cc.host, static_cast<unsigned>(cc.port));
+#endif
+
+#ifdef BOARD_TLS
+    // 0. Verification is on: the same server under a name its certificate does not carry is
+    // refused during the handshake.
+    {
+        resplock_mbedtls_config_t wrong_cfg = tls_cfg;
+        wrong_cfg.server_name = "not-the-server";
+        resplock_port_t wrong_port;
+        resplock_status_t init = resplock_mbedtls_port_init(&wrong, &wrong_cfg, &wrong_port);
+        Status v = static_cast<Status>(init);
+        resplock_mbedtls_failure_t why = RESPLOCK_MBEDTLS_FAILURE_none;
+        if (init == RESPLOCK_STATUS_ok) {
+            char small[256];
+            resplock::Connection probe(wrong_port, cc, small, sizeof small);
+            v = probe.connect(resplock::Deadline::after(wrong_port, cc.timeout_ms));
+            why = resplock_mbedtls_failure(&wrong);
+            probe.close();
+        }
+        resplock_mbedtls_free(&wrong);
+        step("wrong-name %s %s", name(v),
+             why == RESPLOCK_MBEDTLS_FAILURE_verify ? "verify-failed" : "not-verify-failure");
+        expect(v != Status::ok && why == RESPLOCK_MBEDTLS_FAILURE_verify,
+               "a certificate for another name is refused", v);
+    }
+#endif
 
     // 1. The host holds the lock: acquiring it is busy.
     Status s = lock.acquire(10000);

@@ -2,6 +2,7 @@
 // firmware under qemu-system-arm (mps2-an386, LAN9118 on QEMU's user network, where the host is
 // 10.0.2.2) and plays the other party of each step with the resplock CLI and redis-cli, reading
 // the firmware's "STEP" lines from its semihosting console as they come:
+//   wrong-name (TLS) the certificate is verified: under a name it does not carry it is refused
 //   busy      the host holds board:lock, the firmware's acquire is busy; the host releases it
 //   acquired  the firmware's try_acquire with a wait got it, with a token of its own
 //   extended  the host sees the new PTTL and the firmware's token, then lets it go on by
@@ -33,6 +34,9 @@
 
 #include "process.hpp"
 #include "redis_server.hpp"
+#if RESPLOCK_BOARD_TLS
+#include "tls_fixture.hpp"
+#endif
 
 namespace {
 
@@ -181,6 +185,19 @@ int main(int argc, char** argv) {
             return 77;
         }
     }
+    if (mode == "tls") {
+#if RESPLOCK_BOARD_TLS
+        std::ifstream skipped(build + "/skipped-tls");
+        std::string why;
+        if (skipped && std::getline(skipped, why)) {
+            std::printf("SKIPPED: %s\n", why.c_str());
+            return 77;
+        }
+#else
+        std::printf("SKIPPED: this build has no TLS support for the host side\n");
+        return 77;
+#endif
+    }
     if (!on_path("qemu-system-arm")) {
         std::printf("SKIPPED: qemu-system-arm not installed\n");
         return 77;
@@ -192,13 +209,28 @@ int main(int argc, char** argv) {
         return 1;
     }
 
+#if RESPLOCK_BOARD_TLS
+    const bool tls = mode == "tls";
+    if (tls && !tls_fixture::certs().ok) {
+        std::printf("FAILED: no test certificates\n");
+        return 1;
+    }
+    support::RedisServer server =
+        tls ? support::RedisServer(tls_fixture::server_files(false)) : support::RedisServer();
+#else
+    const bool tls = false;
+    (void)tls;
     support::RedisServer server;
+#endif
     if (!server.running()) {
         std::printf("FAILED: redis-server did not start\n");
         return 1;
     }
     const auto cli = [&](std::vector<std::string> args) {
         args.insert(args.begin(), {RESPLOCK_CLI, "--url", server.url()});
+#if RESPLOCK_BOARD_TLS
+        if (tls) args.insert(args.begin() + 1, {"--cacert", tls_fixture::certs().ca});
+#endif
         return support::run(args, {}, 30);
     };
     std::string big;
@@ -212,23 +244,28 @@ int main(int argc, char** argv) {
     const std::string gate_token = words(gate.out).empty() ? "" : words(gate.out)[0];
     const std::string host_token = words(held.out).empty() ? "" : words(held.out)[0];
 
+    std::string ca_arg;
+#if RESPLOCK_BOARD_TLS
+    if (tls) ca_arg = ",arg=ca=" + tls_fixture::certs().ca_der;
+#endif
     std::random_device rd;
     char seed[17];
     std::snprintf(seed, sizeof seed, "%08x%08x", rd(), rd());
-    const std::vector<std::string> cmd = {"qemu-system-arm",
-                                          "-M",
-                                          "mps2-an386",
-                                          "-nic",
-                                          "user,model=lan9118",
-                                          "-semihosting-config",
-                                          "enable=on,target=native,arg=firmware,arg=port=" +
-                                              std::to_string(server.port()) + ",arg=seed=" + seed,
-                                          "-nographic",
-                                          "-monitor",
-                                          "none",
-                                          "-no-reboot",
-                                          "-kernel",
-                                          elf};
+    const std::vector<std::string> cmd = {
+        "qemu-system-arm",
+        "-M",
+        "mps2-an386",
+        "-nic",
+        "user,model=lan9118",
+        "-semihosting-config",
+        "enable=on,target=native,arg=firmware,arg=port=" + std::to_string(server.port()) +
+            ",arg=seed=" + seed + ca_arg,
+        "-nographic",
+        "-monitor",
+        "none",
+        "-no-reboot",
+        "-kernel",
+        elf};
     const auto started = Clock::now();
     const auto deadline = started + std::chrono::seconds(90);
     Qemu qemu;
@@ -245,7 +282,10 @@ int main(int argc, char** argv) {
         if (w.size() < 2 || w[0] != "STEP") continue;
         last = w[1];
         const std::string& step = w[1];
-        if (step == "busy") {
+        if (step == "wrong-name") {
+            check(w.size() == 4 && w[2] != "ok" && w[3] == "verify-failed",
+                  "firmware: the server's certificate is refused under another name");
+        } else if (step == "busy") {
             check(w.size() == 3 && w[2] == "busy", "firmware: acquire while the host holds it");
             const auto r = cli({"release", "board:lock", host_token});
             check(r.code == 0, "host: release board:lock (CLI)");

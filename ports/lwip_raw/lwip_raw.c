@@ -1,6 +1,12 @@
 /* lwIP raw-API port: lwIP's callbacks record what happened in the context; the port's calls run
  * the application's poll hook until what they wait for is recorded or their deadline passes.
  * Deadlines are 32-bit wrapping milliseconds, like the library's own. */
+#if !defined(_POSIX_C_SOURCE) && defined(__unix__)
+/* A hosted build (e.g. against Debian's liblwip headers) in strict C99 hides POSIX from the C
+ * library's headers; lwIP's arch.h then declares its own ssize_t, at odds with the system's. */
+#define _POSIX_C_SOURCE 200112L
+#endif
+
 #include "resplock/ports/lwip_raw.h"
 
 #include "lwip/opt.h"
@@ -55,7 +61,7 @@ static uint16_t take(resplock_lwip_raw_t* self, const struct pbuf* p, uint16_t o
         uint32_t room = RESPLOCK_LWIP_RAW_RX_SIZE - (uint32_t)self->rx_len;
         const uint32_t to_end = RESPLOCK_LWIP_RAW_RX_SIZE - tail;
         const uint32_t rest = (uint32_t)p->tot_len - offset;
-        uint16_t n;
+        uint16_t n = 0;
         if (room > to_end) room = to_end;
         n = (uint16_t)(rest < room ? rest : room);
         n = pbuf_copy_partial(p, &self->rx[tail], n, offset);
@@ -85,7 +91,7 @@ static void take_held(resplock_lwip_raw_t* self) {
  * the ring and holds the rest of this one pbuf until the application reads. */
 static err_t on_recv(void* arg, struct tcp_pcb* pcb, struct pbuf* p, err_t err) {
     resplock_lwip_raw_t* self = (resplock_lwip_raw_t*)arg;
-    uint16_t taken;
+    uint16_t taken = 0;
     (void)pcb;
     if (self == NULL) {
         if (p != NULL) (void)pbuf_free(p);
@@ -226,9 +232,9 @@ static int32_t raw_connect(void* ctx, const char* host, uint16_t port, uint32_t 
     resplock_lwip_raw_t* self = (resplock_lwip_raw_t*)ctx;
     const uint32_t deadline = now_ms(self) + timeout_ms;
     ip_addr_t addr;
-    struct tcp_pcb* pcb;
-    int32_t result;
-    err_t err;
+    struct tcp_pcb* pcb = NULL;
+    int32_t result = RESPLOCK_PORT_ERROR;
+    err_t err = ERR_OK;
 
     release(self); /* the library never connects twice, but a stale pcb must not leak */
     if (host == NULL || host[0] == '\0') return RESPLOCK_PORT_NO_HOST;

@@ -85,7 +85,9 @@ resplock_mbedtls_t wrong;            // one expecting another server name (step 
 unsigned char tls_arena[96 * 1024];  // every allocation mbedTLS makes
 unsigned char ca[2048];              // the CA certificate (DER), read from the host
 #endif
-char buffer[4096];  // the connection's buffer: the largest reply read is GET board:big
+char buffer[4096];               // the connection's buffer: the largest reply read is GET board:big
+resplock_lwip_raw_t silent_net;  // a second connection, to a peer that never answers (step 7b)
+char silent_buffer[512];
 
 Status lost_why = Status::ok;
 bool lost = false;
@@ -219,14 +221,16 @@ int main() {
     step("released %s", name(s));
     expect(s == Status::ok, "release", s);
 
-    // 5. A fencing number (the host set board:lock:fence to 41 before the run).
+    // 5. A fencing number (the host set board:fenced:fence to 41 before the run). Each later step
+    // has a key of its own, so the host's checks of the earlier ones cannot race with it.
+    resplock::Lock fenced_lock(conn, "board:fenced");
     resplock::AcquireOptions fenced;
     fenced.fence = true;
     std::uint64_t fence = 0;
-    s = lock.acquire(10000, fenced, &fence);
+    s = fenced_lock.acquire(10000, fenced, &fence);
     step("fence %s %lu", name(s), static_cast<unsigned long>(fence));
     expect(s == Status::ok && fence == 42u, "fenced acquire", s);
-    s = lock.release();
+    s = fenced_lock.release();
     expect(s == Status::ok, "release after fence", s);
 
     // 6. A reply far larger than the port's receive ring: back-pressured, not dropped.
@@ -247,19 +251,52 @@ int main() {
 
     // 7. The renewal driver in the super-loop keeps a 1.5 s lock alive for 4 s.
     resplock::Renewer renewer;
-    s = lock.acquire(1500);
+    resplock::Lock renewed(conn, "board:renewed");
+    s = renewed.acquire(1500);
     expect(s == Status::ok, "acquire for renewal", s);
-    s = renewer.watch(lock, 1500, on_lost, nullptr, 200);
+    s = renewer.watch(renewed, 1500, on_lost, nullptr, 200);
     expect(s == Status::ok, "watch", s);
     const uint32_t start = board_now_ms();
     while (board_now_ms() - start < 4000u && !lost) {
         const uint32_t next = renewer.tick(board_now_ms());
         run_for(next < 50u ? next : 50u);
     }
-    step("renewed %s held=%d remaining=%lu %.*s", lost ? name(lost_why) : "ok", lock.held() ? 1 : 0,
-         static_cast<unsigned long>(lock.remaining_ms()), static_cast<int>(lock.token().size()),
-         lock.token().data());
-    expect(!lost && lock.held(), "renewed for 4 s", lost_why);
+    step("renewed %s held=%d remaining=%lu %.*s", lost ? name(lost_why) : "ok",
+         renewed.held() ? 1 : 0, static_cast<unsigned long>(renewed.remaining_ms()),
+         static_cast<int>(renewed.token().size()), renewed.token().data());
+    expect(!lost && renewed.held(), "renewed for 4 s", lost_why);
+
+    // 7b. A peer that accepts and never answers (the host's port "silent=N"): the call ends with
+    // its timeout (the renewer keeps the lock meanwhile: the wait is shorter than its schedule).
+    if (const char* silent_text = arg(line, "silent")) {
+        resplock_port_t silent_port;
+        Status init =
+            static_cast<Status>(resplock_lwip_raw_port_init(&silent_net, &cfg, &silent_port));
+#ifdef BOARD_TLS
+        const resplock_port_t silent_inner = silent_port;
+        if (init == Status::ok) {
+            resplock_mbedtls_config_t silent_cfg = tls_cfg;
+            silent_cfg.inner = &silent_inner;
+            init =
+                static_cast<Status>(resplock_mbedtls_port_init(&wrong, &silent_cfg, &silent_port));
+        }
+#endif
+        resplock::ConnectionConfig sc = cc;
+        sc.port = static_cast<std::uint16_t>(std::strtoul(silent_text, nullptr, 10));
+        sc.timeout_ms = 300;
+        resplock::Connection silent(silent_port, sc, silent_buffer, sizeof silent_buffer);
+        resplock::Lock nobody(silent, "board:silent");
+        const uint32_t before = board_now_ms();
+        s = init == Status::ok ? nobody.acquire(10000) : init;
+        const uint32_t took = board_now_ms() - before;
+        silent.close();
+#ifdef BOARD_TLS
+        resplock_mbedtls_free(&wrong);
+#endif
+        step("silent %s %lu ms", name(s), static_cast<unsigned long>(took));
+        expect((s == Status::timeout || s == Status::unknown_outcome) && !nobody.held(),
+               "a silent peer ends the call at its timeout", s);
+    }
 
     // 8. The host kills the server on seeing the next line: the renewer's extends fail, the lock
     // is reported lost once its validity runs out, and a new attempt reports the connection
@@ -272,12 +309,12 @@ int main() {
     }
     // Lost is reported while up to the loss margin of validity is left; once that has passed the
     // lock is no longer held locally either.
-    if (lost) run_for(lock.remaining_ms() + 1u);
+    if (lost) run_for(renewed.remaining_ms() + 1u);
     resplock::Lock again(conn, "board:other");
     s = again.acquire(1500);
-    step("after-kill lost=%s held=%d acquire=%s", lost ? name(lost_why) : "no", lock.held() ? 1 : 0,
-         name(s));
-    expect(lost && !lock.held(), "lock reported lost after the server died", lost_why);
+    step("after-kill lost=%s held=%d acquire=%s", lost ? name(lost_why) : "no",
+         renewed.held() ? 1 : 0, name(s));
+    expect(lost && !renewed.held(), "lock reported lost after the server died", lost_why);
     expect(connection_error(s) && !again.held(), "acquire after the server died", s);
 
     step("done failures=%d", failures);

@@ -11,6 +11,8 @@
 //   fence     the firmware's fencing number follows the host's 41
 //   big       a 3000-byte reply came whole through the port's (64-byte) receive ring
 //   renewed   the renewal driver's tick() in the super-loop kept a 1.5 s lock for 4 s
+//   silent    a peer that accepts and never answers (the host's SilentListener): the call ends
+//             with its timeout, not a hang
 //   kill-me   the host kills the server
 //   after-kill the firmware saw the lock lost and a connection error, never "held"
 //   usage: test_board BUILD_DIR plain|tls
@@ -237,13 +239,14 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3000; ++i)
         big += static_cast<char>('a' + i % 26);
     server.cli({"SET", "board:big", big});
-    server.cli({"SET", "board:lock:fence", "41"});
+    server.cli({"SET", "board:fenced:fence", "41"});
     const auto gate = cli({"acquire", "board:gate", "--ttl", "120000"});
     const auto held = cli({"acquire", "board:lock", "--ttl", "60000"});
     check(gate.code == 0 && held.code == 0, "the host holds board:lock and board:gate (CLI)");
     const std::string gate_token = words(gate.out).empty() ? "" : words(gate.out)[0];
     const std::string host_token = words(held.out).empty() ? "" : words(held.out)[0];
 
+    const support::SilentListener silent;
     std::string ca_arg;
 #if RESPLOCK_BOARD_TLS
     if (tls) ca_arg = ",arg=ca=" + tls_fixture::certs().ca_der;
@@ -259,7 +262,7 @@ int main(int argc, char** argv) {
         "user,model=lan9118",
         "-semihosting-config",
         "enable=on,target=native,arg=firmware,arg=port=" + std::to_string(server.port()) +
-            ",arg=seed=" + seed + ca_arg,
+            ",arg=seed=" + seed + ",arg=silent=" + std::to_string(silent.port()) + ca_arg,
         "-nographic",
         "-monitor",
         "none",
@@ -307,7 +310,8 @@ int main(int argc, char** argv) {
             check(server.cli({"EXISTS", "board:lock"}) == "0", "host: board:lock is gone");
         } else if (step == "fence") {
             check(w.size() == 4 && w[2] == "ok" && w[3] == "42", "firmware: fencing number 42");
-            check(server.cli({"GET", "board:lock:fence"}) == "42", "host: board:lock:fence is 42");
+            check(server.cli({"GET", "board:fenced:fence"}) == "42",
+                  "host: board:fenced:fence is 42");
         } else if (step == "big") {
             check(w.size() == 5 && w[2] == "ok" && w[3] == "3000" && w[4] == "intact",
                   "firmware: 3000-byte reply through the port's receive ring");
@@ -315,11 +319,15 @@ int main(int argc, char** argv) {
             check(w.size() == 6 && w[2] == "ok" && w[3] == "held=1",
                   "firmware: Renewer::tick() in the super-loop kept the lock");
             const std::string token = w.size() == 6 ? w[5] : "";
-            check(!token.empty() && server.cli({"GET", "board:lock"}) == token,
-                  "host: board:lock holds the renewed token");
-            const long pttl = number(server.cli({"PTTL", "board:lock"}));
+            check(!token.empty() && server.cli({"GET", "board:renewed"}) == token,
+                  "host: board:renewed holds the renewed token");
+            const long pttl = number(server.cli({"PTTL", "board:renewed"}));
             check(pttl > 0 && pttl <= 1500,
                   "host: PTTL of the renewed lock is " + std::to_string(pttl));
+        } else if (step == "silent") {
+            check(w.size() == 5 && (w[2] == "timeout" || w[2] == "unknown_outcome"),
+                  "firmware: a peer that never answers ends the call at its timeout (" +
+                      (w.size() > 3 ? w[3] : std::string("?")) + " ms for 300)");
         } else if (step == "kill-me") {
             server.kill();
             check(!server.running(), "host: redis-server killed");

@@ -157,7 +157,7 @@ int main() {
     }
 #endif
     resplock::ConnectionConfig cc;
-    cc.host = "10.0.2.2";
+    cc.host = "redis.board";  // 10.0.2.2 through lwIP's local host list (lwipopts.h)
     cc.port = static_cast<std::uint16_t>(std::strtoul(port_text, nullptr, 10));
 #ifdef BOARD_TLS
     cc.timeout_ms = 5000;  // the connect timeout covers the handshake, slow under emulation
@@ -197,6 +197,16 @@ int main() {
                "a certificate for another name is refused", v);
     }
 #endif
+
+    // 0. A name lwIP cannot resolve: no_host, at once.
+    {
+        resplock::ConnectionConfig nc = cc;
+        nc.host = "nowhere.board";
+        resplock::Connection nowhere(port, nc, silent_buffer, sizeof silent_buffer);
+        const Status v = nowhere.connect(resplock::Deadline::after(port, nc.timeout_ms));
+        step("no-host %s", name(v));
+        expect(v == Status::no_host, "an unknown name", v);
+    }
 
     // 1. The host holds the lock: acquiring it is busy.
     Status s = lock.acquire(10000);

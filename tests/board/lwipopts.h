@@ -1,5 +1,6 @@
 /* lwIP 2.1 options of the board firmware: bare metal, NO_SYS=1 (raw API only: no sockets, no
- * netconn, no threads), IPv4 with ARP over Ethernet, TCP, static address. Small pools: the
+ * netconn, no threads), IPv4 with ARP over Ethernet, TCP, static address, DNS from a local host
+ * list. Small pools: the
  * firmware holds one connection at a time. */
 #ifndef RESPLOCK_BOARD_LWIPOPTS_H
 #define RESPLOCK_BOARD_LWIPOPTS_H
@@ -26,9 +27,14 @@
 #define LWIP_IPV6 0
 #define LWIP_ICMP 1
 #define LWIP_RAW 0
-#define LWIP_UDP 0
+#define LWIP_UDP 1 /* for DNS */
 #define LWIP_DHCP 0
-#define LWIP_DNS 0
+/* Names: the host is "redis.board" in lwIP's local host list (no DNS server is configured, so
+ * QEMU's resolver, which would query the outside world, is never asked; other names fail). */
+#define LWIP_DNS 1
+#define DNS_LOCAL_HOSTLIST 1
+#define DNS_LOCAL_HOSTLIST_INIT \
+    { DNS_LOCAL_HOSTLIST_ELEM("redis.board", IPADDR4_INIT_BYTES(10, 0, 2, 2)) }
 #define LWIP_IGMP 0
 #define LWIP_TCP 1
 #define TCP_MSS 1460

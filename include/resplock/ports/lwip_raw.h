@@ -57,7 +57,9 @@ struct tcp_pcb;
 struct pbuf;
 
 /* One round of the application's lwIP main loop (netif input, sys_check_timeouts()); must not
- * block. Called repeatedly while a port call waits. */
+ * block for long. Called repeatedly while a port call waits (and the clock is read between
+ * calls), so it may wait for the next interrupt (WFI) to save power, provided a periodic one
+ * such as the millisecond tick wakes it. */
 typedef void (*resplock_lwip_raw_poll_fn)(void* user);
 /* Milliseconds on the application's monotonic clock (see port.h). */
 typedef uint32_t (*resplock_lwip_raw_clock_fn)(void* user);

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "board.h"
+#include "lwip/priv/tcp_priv.h"  // lwIP's pcb lists, for the leak check of the last step
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/lwip_raw.h"
@@ -326,6 +327,22 @@ int main() {
          renewed.held() ? 1 : 0, name(s));
     expect(lost && !renewed.held(), "lock reported lost after the server died", lost_why);
     expect(connection_error(s) && !again.held(), "acquire after the server died", s);
+
+    // 9. Every pcb the port made was closed or freed: none of lwIP's lists holds one that still
+    // points at a port context (lwIP keeps closed ones in FIN/TIME_WAIT states, detached).
+    conn.close();
+    run_for(200);
+    unsigned attached = 0;
+    unsigned total = 0;
+    struct tcp_pcb* const lists[] = {tcp_active_pcbs, tcp_tw_pcbs, tcp_bound_pcbs};
+    for (struct tcp_pcb* head : lists) {
+        for (struct tcp_pcb* pcb = head; pcb != nullptr; pcb = pcb->next) {
+            ++total;
+            if (pcb->callback_arg == &net || pcb->callback_arg == &silent_net) ++attached;
+        }
+    }
+    step("pcbs attached=%u in-lwip=%u", attached, total);
+    expect(attached == 0, "no pcb left attached to a port context", Status::ok);
 
     step("done failures=%d", failures);
     return failures == 0 ? 0 : 1;

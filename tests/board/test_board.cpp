@@ -16,6 +16,7 @@
 //             with its timeout, not a hang
 //   kill-me   the host kills the server
 //   after-kill the firmware saw the lock lost and a connection error, never "held"
+//   pcbs      no pcb in lwIP's lists still points at a port context (none leaked)
 //   usage: test_board BUILD_DIR plain|tls
 // Exits 77 with a SKIPPED line when the build step skipped (BUILD_DIR/skipped says why) or QEMU
 // is absent; prints "N passed, M failed".
@@ -343,6 +344,9 @@ int main(int argc, char** argv) {
                       line.find("held=0") != std::string::npos,
                   "firmware: the lock was reported lost, not held");
             check(conn_error, "firmware: a connection error after the server died");
+        } else if (step == "pcbs") {
+            check(w.size() == 4 && w[2] == "attached=0",
+                  "firmware: every pcb the port made was closed or freed");
         } else if (step == "done") {
             check(line == "STEP done failures=0", "firmware: no failed step");
             done = true;

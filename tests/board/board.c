@@ -250,3 +250,8 @@ void board_net_poll(void) {
     lan_receive();
     sys_check_timeouts();
 }
+
+void board_net_poll_idle(void) {
+    board_net_poll();
+    __asm__ volatile("wfi");
+}

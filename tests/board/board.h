@@ -47,6 +47,9 @@ int board_net_init(void);
 /* One round of the super-loop's network work: frames received by the controller go to lwIP,
  * then lwIP's timers run. Never blocks. */
 void board_net_poll(void);
+/* The same, then sleeps until the next interrupt (WFI: at the latest the next millisecond tick),
+ * so that a waiting firmware does not spin (nor keep the emulator's host CPU busy). */
+void board_net_poll_idle(void);
 
 /* TEST-ONLY random source: NOT cryptographically secure. The board has no TRNG, so each run is
  * seeded by the host (through the semihosting command line) and the seed is expanded with

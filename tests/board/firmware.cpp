@@ -64,8 +64,9 @@ const char* arg(const char* line, const char* key) {
     return nullptr;
 }
 
+// The port's poll hook: one round of network work, then sleep until the next interrupt.
 void net_poll(void*) {
-    board_net_poll();
+    board_net_poll_idle();
 }
 
 uint32_t clock_ms(void*) {
@@ -76,7 +77,7 @@ uint32_t clock_ms(void*) {
 void run_for(uint32_t ms) {
     const uint32_t start = board_now_ms();
     while (board_now_ms() - start < ms)
-        board_net_poll();
+        board_net_poll_idle();
 }
 
 resplock_lwip_raw_t net;  // the port's context: static, it must not move while connected

@@ -46,6 +46,6 @@ case $? in
 esac
 start=$(date +%s)
 make -s -j2 -C "$src" -f tests/board/board.mk BOARD_BUILD="$build" LWIP_DIR="$build/src/lwip" \
-    $tls || exit 1
+    ${tls:+"$tls"} || exit 1
 echo "built in $(($(date +%s) - start)) s:"
 arm-none-eabi-size "$build"/firmware-*.elf

@@ -22,6 +22,7 @@ dest=$(cd "$dest" && pwd) || exit 1
 mirror=${RESPLOCK_DEBIAN_MIRROR:-}
 [ -n "$mirror" ] || mirror=$(sed -n 's/^URIs: *\(http[^ ]*debian\)\/*$/\1/p; s/^deb \(\[[^]]*\] \)\{0,1\}\(http[^ ]*debian\)\/* .*/\2/p' \
     /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -n 1)
+# shellcheck disable=SC1091
 suite=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-bookworm}")
 echo "deb-src ${mirror:-http://deb.debian.org/debian} ${suite:-bookworm} main" >"$dest/apt/sources.list"
 set -- -o Dir::Etc::SourceList="$dest/apt/sources.list" -o Dir::Etc::SourceParts="$dest/apt/parts" \

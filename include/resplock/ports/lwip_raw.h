@@ -1,5 +1,5 @@
 /* lwIP raw-API port: TCP over lwIP's raw/callback API (tcp_new, tcp_connect, tcp_write,
- * tcp_output, tcp_recv, tcp_sent, tcp_err), for the bare-metal configuration NO_SYS=1 with no
+ * tcp_output, tcp_recv, tcp_err), for the bare-metal configuration NO_SYS=1 with no
  * sockets and no RTOS. It also builds with NO_SYS=0, where every call must then be made from
  * lwIP's tcpip thread (or under LOCK_TCPIP_CORE), like any raw-API code.
  *

@@ -200,6 +200,25 @@ int main() {
     }
 #endif
 
+    // 0. Set-up rules: no config or no poll hook is invalid_argument; no random source is
+    // random_failed, with a port whose random is NULL.
+    {
+        resplock_port_t p{};
+        resplock_lwip_raw_config_t bad = cfg;
+        const resplock_status_t no_cfg = resplock_lwip_raw_port_init(&silent_net, nullptr, &p);
+        bad.poll = nullptr;
+        const resplock_status_t no_poll = resplock_lwip_raw_port_init(&silent_net, &bad, &p);
+        bad = cfg;
+        bad.random = nullptr;
+        const resplock_status_t no_random = resplock_lwip_raw_port_init(&silent_net, &bad, &p);
+        const bool ok = no_cfg == RESPLOCK_STATUS_invalid_argument &&
+                        no_poll == RESPLOCK_STATUS_invalid_argument &&
+                        no_random == RESPLOCK_STATUS_random_failed && p.random == nullptr &&
+                        p.connect != nullptr;
+        step("init %s", ok ? "checked" : "wrong");
+        expect(ok, "port set-up rules", static_cast<Status>(no_random));
+    }
+
     // 0. A name lwIP cannot resolve: no_host, at once.
     {
         resplock::ConnectionConfig nc = cc;

@@ -2,6 +2,7 @@
 // firmware under qemu-system-arm (mps2-an386, LAN9118 on QEMU's user network, where the host is
 // 10.0.2.2) and plays the other party of each step with the resplock CLI and redis-cli, reading
 // the firmware's "STEP" lines from its semihosting console as they come:
+//   init      the port's set-up rules (missing config, poll hook, random source)
 //   no-host   a name lwIP cannot resolve is no_host (the server itself is reached by name)
 //   wrong-name (TLS) the certificate is verified: under a name it does not carry it is refused
 //   busy      the host holds board:lock, the firmware's acquire is busy; the host releases it
@@ -287,7 +288,10 @@ int main(int argc, char** argv) {
         if (w.size() < 2 || w[0] != "STEP") continue;
         last = w[1];
         const std::string& step = w[1];
-        if (step == "no-host") {
+        if (step == "init") {
+            check(w.size() == 3 && w[2] == "checked",
+                  "firmware: init refuses a missing config or poll hook, and a missing random");
+        } else if (step == "no-host") {
             check(w.size() == 3 && w[2] == "no_host", "firmware: an unknown name is no_host");
         } else if (step == "wrong-name") {
             check(w.size() == 4 && w[2] != "ok" && w[3] == "verify-failed",

@@ -48,6 +48,11 @@ set(RESPLOCK_LWIP_SOURCES
 set(RESPLOCK_TRANSPORT_SOURCES
     ports/transport/transport.c
 )
+# lwIP's raw/callback API (NO_SYS=1 super-loops): built into firmware (tests/board); a host build
+# only compile-checks it.
+set(RESPLOCK_LWIP_RAW_SOURCES
+    ports/lwip_raw/lwip_raw.c
+)
 set(RESPLOCK_MBEDTLS_SOURCES
     ports/mbedtls/mbedtls.c
 )

@@ -61,7 +61,7 @@ static enum wait_result wait_for(int sock, short events, uint32_t deadline) {
         if (r < 0) return WAIT_FAILED; /* lwIP raises no signals: never EINTR */
         /* Nothing yet: give up only once a wait with no time left has come back empty, so an
          * early wake-up never shortens the timeout. */
-        if (r == 0 && left == 0) return WAIT_TIMEOUT;
+        if (left == 0) return WAIT_TIMEOUT;
     }
 }
 

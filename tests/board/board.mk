@@ -40,7 +40,7 @@ LWIP_SRC := $(COREFILES) $(CORE4FILES) $(LWIPDIR)/netif/ethernet.c
 
 LIB_SRC := $(call lists,RESPLOCK_CORE_SOURCES RESPLOCK_VARIANT_SOURCES)
 PORT_SRC := $(call lists,RESPLOCK_LWIP_RAW_SOURCES)
-BOARD_C := $(BOARD_DIR)/startup.c $(BOARD_DIR)/board.c
+BOARD_C := tests/target/cortex-m4/startup.c $(BOARD_DIR)/board.c
 BOARD_CXX := $(BOARD_DIR)/firmware.cpp
 
 obj = $(patsubst %,$(BOARD_BUILD)/obj/%.o,$(1))
@@ -87,7 +87,7 @@ $(BOARD_BUILD)/obj/src/%.cpp.o: src/%.cpp
 $(BOARD_BUILD)/obj/ports/%.c.o: ports/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ARCH) $(OPT) $(PORT_CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
-$(BOARD_BUILD)/obj/$(BOARD_DIR)/%.c.o: $(BOARD_DIR)/%.c
+$(BOARD_BUILD)/obj/tests/%.c.o: tests/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ARCH) $(OPT) $(BOARD_CFLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
 $(BOARD_BUILD)/obj/$(BOARD_DIR)/%.cpp.o: $(BOARD_DIR)/%.cpp

@@ -1,6 +1,8 @@
-/* Start-up code for the Cortex-M4 test programs (QEMU mps2-an386): vector table, .data copy,
- * .bss clear, semihosting set-up, static constructors, then main. A fault ends the run through
- * semihosting with a failure status, so a crashing test fails at once instead of hanging. */
+/* Start-up code for the Cortex-M4 programs on QEMU's mps2-an386 (the unit tests, the consumer
+ * firmware of tests/package, the board firmware of tests/board): vector table, .data copy, .bss
+ * clear, semihosting set-up, static constructors, then main. A fault ends the run through
+ * semihosting with a failure status, so a crashing program fails at once instead of hanging. A
+ * program that enables SysTick defines systick_handler(); no other interrupt is enabled. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -25,7 +27,13 @@ void _fini(void);
 
 typedef void (*handler_t)(void);
 
-/* Only the 16 system exceptions: the tests enable no interrupt. */
+/* SysTick is a fault unless the program defines its own handler (the board's millisecond clock). */
+__attribute__((weak)) void systick_handler(void);
+void systick_handler(void) {
+    fault_handler();
+}
+
+/* Only the 16 system exceptions. */
 struct vector_table {
     void* initial_sp;
     handler_t handlers[15];
@@ -35,21 +43,21 @@ __attribute__((section(".vectors"), used)) const struct vector_table vector_tabl
     .initial_sp = &__stack_top__,
     .handlers =
         {
-            reset_handler, /* Reset */
-            fault_handler, /* NMI */
-            fault_handler, /* HardFault */
-            fault_handler, /* MemManage */
-            fault_handler, /* BusFault */
-            fault_handler, /* UsageFault */
-            0,             /* reserved */
-            0,             /* reserved */
-            0,             /* reserved */
-            0,             /* reserved */
-            fault_handler, /* SVCall */
-            fault_handler, /* DebugMonitor */
-            0,             /* reserved */
-            fault_handler, /* PendSV */
-            fault_handler, /* SysTick */
+            reset_handler,   /* Reset */
+            fault_handler,   /* NMI */
+            fault_handler,   /* HardFault */
+            fault_handler,   /* MemManage */
+            fault_handler,   /* BusFault */
+            fault_handler,   /* UsageFault */
+            0,               /* reserved */
+            0,               /* reserved */
+            0,               /* reserved */
+            0,               /* reserved */
+            fault_handler,   /* SVCall */
+            fault_handler,   /* DebugMonitor */
+            0,               /* reserved */
+            fault_handler,   /* PendSV */
+            systick_handler, /* SysTick */
         },
 };
 
@@ -67,7 +75,7 @@ static void semihosting_call(uint32_t op, uintptr_t arg) {
 
 /* No library call here: the fault may have left newlib in any state. */
 void fault_handler(void) {
-    static const char message[] = "\n*** Cortex-M4 fault: test program stopped ***\n";
+    static const char message[] = "\n*** Cortex-M4 fault: program stopped ***\n";
     semihosting_call(SEMIHOSTING_SYS_WRITE0, (uintptr_t)message);
     /* On AArch32 SYS_EXIT takes the reason itself; anything but ApplicationExit exits QEMU with 1.
      */

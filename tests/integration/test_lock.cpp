@@ -9,7 +9,7 @@
 namespace {
 
 // POSIX sockets straight to the server on 127.0.0.1.
-struct PosixNet {
+struct PosixNet : lock_cases::Loopback {
     resplock_posix_t ctx;
     resplock_port_t port_ = support::posix_port(ctx);
 
@@ -17,14 +17,6 @@ struct PosixNet {
     PosixNet(const PosixNet&) = delete;
     PosixNet& operator=(const PosixNet&) = delete;
     const resplock_port_t& port() const { return port_; }
-
-    static lock_cases::Endpoint server() { return {"127.0.0.1", lock_cases::server().port()}; }
-    static lock_cases::Endpoint refused() { return {"127.0.0.1", support::free_port()}; }
-
-    struct Silent {
-        support::SilentListener listener;
-        lock_cases::Endpoint endpoint() const { return {"127.0.0.1", listener.port()}; }
-    };
 };
 
 }  // namespace

@@ -44,6 +44,16 @@ inline support::RedisServer& server() {
     return s;
 }
 
+// server(), refused() and Silent of a Net whose sockets reach the host's 127.0.0.1 directly.
+struct Loopback {
+    static Endpoint server() { return {"127.0.0.1", lock_cases::server().port()}; }
+    static Endpoint refused() { return {"127.0.0.1", support::free_port()}; }
+    struct Silent {
+        support::SilentListener listener;
+        Endpoint endpoint() const { return {"127.0.0.1", listener.port()}; }
+    };
+};
+
 // One connection over a fresh Net.
 template <typename Net>
 struct Client {

@@ -21,7 +21,7 @@ enum class Bound {
     long_wait,   // no hooks; the socket's own 5 s timeout, declared
 };
 
-struct Net {
+struct Net : lock_cases::Loopback {
     NetworkContext_t network;
     resplock_transport_t ctx;
     resplock_port_t port_{};
@@ -44,13 +44,6 @@ struct Net {
     Net(const Net&) = delete;
     Net& operator=(const Net&) = delete;
     const resplock_port_t& port() const { return port_; }
-
-    static lock_cases::Endpoint server() { return {"127.0.0.1", lock_cases::server().port()}; }
-    static lock_cases::Endpoint refused() { return {"127.0.0.1", support::free_port()}; }
-    struct Silent {
-        support::SilentListener listener;
-        lock_cases::Endpoint endpoint() const { return {"127.0.0.1", listener.port()}; }
-    };
 };
 
 }  // namespace transport_net

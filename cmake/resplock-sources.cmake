@@ -24,6 +24,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
     src/variants/observer.cpp
+    src/variants/fair_lock.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).

@@ -218,8 +218,10 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     const Deadline deadline = Deadline::after(port, wait_ms);
     std::uint32_t refresh = ttl_ms / 4 < fair_refresh_max_ms ? ttl_ms / 4 : fair_refresh_max_ms;
     if (refresh == 0) refresh = 1;
-    // An entry outlives the block that follows its refresh and the next refresh's reply.
-    const std::uint32_t entry_ms = refresh + blpop_late_ms + conn_.config().timeout_ms;
+    // An entry outlives the block that follows its refresh (one span and Redis's tick) and a
+    // span more for the next refresh to arrive; a waiter whose refresh comes later than that is
+    // taken for dead and loses its place (it joins again at the end).
+    const std::uint32_t entry_ms = 2 * refresh + blpop_late_ms;
     const char op = wait_ms == 0 ? 't' : 'a';
     std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
     Wait w;

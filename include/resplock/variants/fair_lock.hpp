@@ -17,9 +17,10 @@
 // since a wake pushed before it was sent answers it at once. Each BLPOP is bounded by
 // fair_refresh_max_ms, by a quarter of the TTL asked for, by the holder's PTTL last seen (minus
 // Redis's timer tick) and by the wait; the attempt that follows refreshes the entry. An entry
-// lives for that bound plus the tick plus the connection's timeout: a waiter that died is handed
+// lives for twice the first two bounds plus the tick (2.1 s at most): a waiter that died is handed
 // the lock only before then, and a lock handed to a waiter that never picks it up expires by its
-// TTL like any other.
+// TTL like any other. A live waiter whose refresh comes later than its entry's expiry loses its
+// place and joins again at the end.
 #ifndef RESPLOCK_FAIR_LOCK_HPP
 #define RESPLOCK_FAIR_LOCK_HPP
 

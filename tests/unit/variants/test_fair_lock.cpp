@@ -20,13 +20,13 @@ namespace {
 using wire::token0;
 
 constexpr std::string_view fair_sha = "04ed7e6754b086d085926ad95e26531e59cfbe2a";
-// TTL 10000 ms, timeout 2000 ms: blocks of at most 1000 ms, entries living 1000 + 100 + 2000 ms.
+// TTL 10000 ms, timeout 2000 ms: blocks of at most 1000 ms, entries living 2 x 1000 + 100 ms.
 const std::string_view join0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "a", token0, "10000", "3100", "{k}:f:"});
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "a", token0, "10000", "2100", "{k}:f:"});
 const std::string_view once0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "t", token0, "10000", "3100", "{k}:f:"});
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "t", token0, "10000", "2100", "{k}:f:"});
 const std::string_view leave0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "l", token0, "10000", "3100", "{k}:f:"});
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "l", token0, "10000", "2100", "{k}:f:"});
 const std::string_view release0 =
     wire::cmd({"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "r", token0, "0", "0", "{k}:f:"});
 constexpr std::string_view woken =

@@ -50,28 +50,41 @@ constexpr detail::Script fair_script = {
     "if r('pttl',k[i])<tonumber(a[4]) then r('pexpire',k[i],a[4]) end end end "
     "return {0,r('pttl',k[1])}"};
 
-// BASE + suffix (+ token), in a fixed buffer.
-class Name {
+}  // namespace
+
+// The companion keys of one token, in one fixed buffer (built once per call, so that the
+// attempts and the blocks below it add no copies of their own to the stack).
+class FairLock::Names {
   public:
+    // text_ is read only up to len_: zeroing it first would be wasted work.
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
-    Name(std::string_view base, std::string_view suffix, std::string_view token = {}) noexcept
-        : len_(0) {
-        add(base);
-        add(suffix);
-        add(token);
+    Names(std::string_view base, std::string_view token) noexcept {
+        queue = add(base, ":q"sv, {});
+        entries = add(base, ":w"sv, {});
+        wake = add(base, ":f:"sv, token);
+        prefix = wake.substr(0, base.size() + 3);
     }
-    std::string_view view() const noexcept { return {text_, len_}; }
+    Names(const Names&) = delete;
+    Names& operator=(const Names&) = delete;
+    ~Names() = default;
+
+    std::string_view queue;    // BASE:q
+    std::string_view entries;  // BASE:w
+    std::string_view prefix;   // BASE:f:
+    std::string_view wake;     // BASE:f:TOKEN
 
   private:
-    void add(std::string_view s) noexcept {
-        std::memcpy(text_ + len_, s.data(), s.size());
-        len_ += s.size();
+    std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
+        const std::size_t start = len_;
+        for (const std::string_view part : {a, b, c}) {
+            std::memcpy(text_ + len_, part.data(), part.size());
+            len_ += part.size();
+        }
+        return {text_ + start, len_ - start};
     }
-    char text_[RESPLOCK_MAX_KEY_LEN + 2 + 3 + max_token_len];
-    std::size_t len_;
+    char text_[3 * (RESPLOCK_MAX_KEY_LEN + 2) + 2 + 2 + 3 + max_token_len];
+    std::size_t len_ = 0;
 };
-
-}  // namespace
 
 std::size_t fair_companion_base(std::string_view key, char* out) noexcept {
     const std::size_t open = key.find('{');
@@ -117,24 +130,22 @@ struct FairLock::Wait {
     bool blpop = true;             // false once the server refused BLPOP
 };
 
-Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, Wait& w) noexcept {
+Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
+                         Wait& w) noexcept {
     const resplock_port_t& port = conn_.port();
-    const Name queue(base(), ":q"sv);
-    const Name entries(base(), ":w"sv);
-    const Name wake_prefix(base(), ":f:"sv);
     char ttl_text[10];
     char entry_text[10];
     std::string_view args[11] = {{},
                                  {},
                                  "3"sv,
                                  key(),
-                                 queue.view(),
-                                 entries.view(),
+                                 names.queue,
+                                 names.entries,
                                  {&op, 1},
                                  token(),
                                  {ttl_text, resp::format_decimal(ttl_ms, ttl_text)},
                                  {entry_text, resp::format_decimal(entry_ms, entry_text)},
-                                 wake_prefix.view()};
+                                 names.prefix};
     if (!detail::eval_fits(conn_, fair_script, args, 11)) return Status::too_large;
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
@@ -170,9 +181,8 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
     return s;
 }
 
-Status FairLock::block(Wait& w, std::uint32_t ms) noexcept {
+Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
     const resplock_port_t& port = conn_.port();
-    const Name wake(base(), ":f:"sv, token());
     // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
     char seconds[16];
     std::size_t len = resp::format_decimal(ms / 1000, seconds, 10);
@@ -181,7 +191,7 @@ Status FairLock::block(Wait& w, std::uint32_t ms) noexcept {
     seconds[len++] = static_cast<char>('0' + frac / 100);
     seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
     seconds[len++] = static_cast<char>('0' + frac % 10);
-    const std::string_view args[3] = {"BLPOP"sv, wake.view(), {seconds, len}};
+    const std::string_view args[3] = {"BLPOP"sv, names.wake, {seconds, len}};
     resp::Reply reply;
     const Status s = conn_.command(
         args, 3, reply, Deadline::after(port, ms + blpop_late_ms + conn_.config().timeout_ms));
@@ -189,7 +199,7 @@ Status FairLock::block(Wait& w, std::uint32_t ms) noexcept {
         const resp::Value* v = reply.values;
         // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
         if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
-            v[1].is(resp::Type::bulk_string) && v[1].equals(wake.view())) {
+            v[1].is(resp::Type::bulk_string) && v[1].equals(names.wake)) {
             return Status::ok;
         }
         return Status::busy;  // nil: the block timed out (anything else: the next attempt tells)
@@ -214,6 +224,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     std::memcpy(token_, fresh, token_len);
     token_len_ = token_len;
     validity_.end();
+    const Names names(base(), token());
 
     const Deadline deadline = Deadline::after(port, wait_ms);
     std::uint32_t refresh = ttl_ms / 4 < fair_refresh_max_ms ? ttl_ms / 4 : fair_refresh_max_ms;
@@ -227,7 +238,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     Wait w;
     Status s = Status::busy;
     for (std::uint32_t n = 1;; ++n) {
-        s = attempt(op, ttl_ms, entry_ms, w);
+        s = attempt(op, ttl_ms, entry_ms, names, w);
         if (s == Status::ok) return s;
         if (!detail::retryable(s)) {
             if (!detail::may_have_run(conn_, s, true)) token_len_ = 0;
@@ -262,7 +273,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
             blocked = bound > blpop_late_ms ? bound - blpop_late_ms : 0;
         if (s == Status::busy && w.joined && w.blpop && blocked > 0) {
             const std::uint32_t start = port.now_ms(port.ctx);
-            if (block(w, blocked) == Status::ok) {
+            if (block(w, names, blocked) == Status::ok) {
                 // Handed over after the attempt answered busy, which was sent at w.sent_at.
                 validity_.start(w.sent_at, ttl_ms);
                 return Status::ok;
@@ -279,7 +290,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
         return s;
     }
     // The wait ran out: leave the queue (taking the lock if it was handed over meanwhile).
-    const Status left = attempt('l', ttl_ms, entry_ms, w);
+    const Status left = attempt('l', ttl_ms, entry_ms, names, w);
     if (left == Status::ok) return left;
     if (left == Status::busy) {
         token_len_ = 0;
@@ -298,11 +309,9 @@ Status FairLock::owner_call(std::size_t argc, std::string_view ttl, resp::Reply&
 
 Status FairLock::release() noexcept {
     if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
-    const Name queue(base(), ":q"sv);
-    const Name entries(base(), ":w"sv);
-    const Name wake_prefix(base(), ":f:"sv);
-    std::string_view args[11] = {{},    {},      "3"sv, key(), queue.view(),      entries.view(),
-                                 "r"sv, token(), "0"sv, "0"sv, wake_prefix.view()};
+    const Names names(base(), token());
+    std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue, names.entries,
+                                 "r"sv, token(), "0"sv, "0"sv, names.prefix};
     Status s = Status::too_large;
     if (detail::eval_fits(conn_, fair_script, args, 11)) {
         resp::Reply reply;

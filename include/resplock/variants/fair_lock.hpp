@@ -94,8 +94,10 @@ class FairLock {
 
   private:
     struct Wait;
-    Status attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, Wait& w) noexcept;
-    Status block(Wait& w, std::uint32_t ms) noexcept;
+    class Names;
+    Status attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
+                   Wait& w) noexcept;
+    Status block(Wait& w, const Names& names, std::uint32_t ms) noexcept;
     Status owner_call(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                       std::uint32_t wait_ms) noexcept;
     void drop() noexcept;

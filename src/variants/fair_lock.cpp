@@ -59,19 +59,21 @@ class FairLock::Names {
     // text_ is read only up to len_: zeroing it first would be wasted work.
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
     Names(std::string_view base, std::string_view token) noexcept {
-        queue = add(base, ":q"sv, {});
-        entries = add(base, ":w"sv, {});
-        wake = add(base, ":f:"sv, token);
-        prefix = wake.substr(0, base.size() + 3);
+        queue_ = add(base, ":q"sv, {});
+        entries_ = add(base, ":w"sv, {});
+        wake_ = add(base, ":f:"sv, token);
     }
     Names(const Names&) = delete;
     Names& operator=(const Names&) = delete;
     ~Names() = default;
 
-    std::string_view queue;    // BASE:q
-    std::string_view entries;  // BASE:w
-    std::string_view prefix;   // BASE:f:
-    std::string_view wake;     // BASE:f:TOKEN
+    std::string_view queue() const noexcept { return queue_; }      // BASE:q
+    std::string_view entries() const noexcept { return entries_; }  // BASE:w
+    std::string_view wake() const noexcept { return wake_; }        // BASE:f:TOKEN
+    // BASE:f:, the wake lists' prefix.
+    std::string_view prefix() const noexcept {
+        return wake_.substr(0, queue_.size() + 1);  // BASE:q is as long as BASE:f
+    }
 
   private:
     std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
@@ -84,6 +86,9 @@ class FairLock::Names {
     }
     char text_[3 * (RESPLOCK_MAX_KEY_LEN + 2) + 2 + 2 + 3 + max_token_len];
     std::size_t len_ = 0;
+    std::string_view queue_;
+    std::string_view entries_;
+    std::string_view wake_;
 };
 
 std::size_t fair_companion_base(std::string_view key, char* out) noexcept {
@@ -139,13 +144,13 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
                                  {},
                                  "3"sv,
                                  key(),
-                                 names.queue,
-                                 names.entries,
+                                 names.queue(),
+                                 names.entries(),
                                  {&op, 1},
                                  token(),
                                  {ttl_text, resp::format_decimal(ttl_ms, ttl_text)},
                                  {entry_text, resp::format_decimal(entry_ms, entry_text)},
-                                 names.prefix};
+                                 names.prefix()};
     if (!detail::eval_fits(conn_, fair_script, args, 11)) return Status::too_large;
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
@@ -191,7 +196,7 @@ Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
     seconds[len++] = static_cast<char>('0' + frac / 100);
     seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
     seconds[len++] = static_cast<char>('0' + frac % 10);
-    const std::string_view args[3] = {"BLPOP"sv, names.wake, {seconds, len}};
+    const std::string_view args[3] = {"BLPOP"sv, names.wake(), {seconds, len}};
     resp::Reply reply;
     const Status s = conn_.command(
         args, 3, reply, Deadline::after(port, ms + blpop_late_ms + conn_.config().timeout_ms));
@@ -199,7 +204,7 @@ Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
         const resp::Value* v = reply.values;
         // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
         if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
-            v[1].is(resp::Type::bulk_string) && v[1].equals(names.wake)) {
+            v[1].is(resp::Type::bulk_string) && v[1].equals(names.wake())) {
             return Status::ok;
         }
         return Status::busy;  // nil: the block timed out (anything else: the next attempt tells)
@@ -227,7 +232,8 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     const Names names(base(), token());
 
     const Deadline deadline = Deadline::after(port, wait_ms);
-    std::uint32_t refresh = ttl_ms / 4 < fair_refresh_max_ms ? ttl_ms / 4 : fair_refresh_max_ms;
+    std::uint32_t refresh = ttl_ms / 4;  // 0 for a TTL under 4 ms: then 1
+    if (refresh > fair_refresh_max_ms) refresh = fair_refresh_max_ms;
     if (refresh == 0) refresh = 1;
     // An entry outlives the block that follows its refresh (one span and Redis's tick) and a
     // span more for the next refresh to arrive; a waiter whose refresh comes later than that is
@@ -310,8 +316,8 @@ Status FairLock::owner_call(std::size_t argc, std::string_view ttl, resp::Reply&
 Status FairLock::release() noexcept {
     if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
     const Names names(base(), token());
-    std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue, names.entries,
-                                 "r"sv, token(), "0"sv, "0"sv, names.prefix};
+    std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue(), names.entries(),
+                                 "r"sv, token(), "0"sv, "0"sv, names.prefix()};
     Status s = Status::too_large;
     if (detail::eval_fits(conn_, fair_script, args, 11)) {
         resp::Reply reply;

@@ -351,8 +351,8 @@ int status_of(resplock::Lock& lock, resplock::Connection* const* /*conns*/, cons
     return cmd_status(lock, o, t);
 }
 // A fair lock's KEY is a plain lock's: the plain status reads it.
-int status_of(resplock::FairLock& lock, resplock::Connection* const* /*conns*/, const Options& o,
-              const Target& t) {
+int status_of(const resplock::FairLock& lock, resplock::Connection* const* /*conns*/,
+              const Options& o, const Target& t) {
     resplock::Lock plain(lock.connection(), lock.key());
     return cmd_status(plain, o, t);
 }

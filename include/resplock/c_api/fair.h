@@ -28,7 +28,7 @@ extern "C" {
 /* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
  * checks at compile time that its object fits. */
 #define RESPLOCK_FAIR_STORAGE \
-    (RESPLOCK_LOCK_STORAGE + (RESPLOCK_MAX_KEY_LEN + 2 + 7) / 8 * 8 + sizeof(void*))
+    (RESPLOCK_LOCK_STORAGE + (size_t)(RESPLOCK_MAX_KEY_LEN + 2 + 7) / 8 * 8 + sizeof(void*))
 
 /* A fair lock on one key over one connection. Opaque. */
 typedef struct resplock_fair {

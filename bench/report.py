@@ -17,13 +17,16 @@ import sys
 
 
 CLIENTS = ("ours", "hiredis", "raw")
-STRATEGIES = ("backoff", "poll", "wake")
+STRATEGIES = ("backoff", "poll", "wake", "fair")
+# Run with every process trying again at once after its release: the spread per process.
+SPREAD_STRATEGIES = ("backoff", "wake", "fair")
 PROCESSES = (2, 4, 8)
 # What resplock_bench handoff prints for each run.
 HANDOFF_FIGURES = ("acquisitions", "exclusion_overlaps", "max_holders", "acq_per_s", "handoffs",
                    "same_process_reacquires", "handoff_median_ms", "handoff_p99_ms",
                    "requests_per_acq", "set_per_acq", "pttl_per_acq", "script_per_acq",
-                   "blpop_per_acq")
+                   "blpop_per_acq", "acquire_requests_per_acq", "worker_acq_min",
+                   "worker_acq_max")
 LIBRARIES = ("resplock", "resplock_posix", "hiredis")
 
 
@@ -43,6 +46,9 @@ def expected(v):
     for s in STRATEGIES:
         for k in PROCESSES:
             names += [("3/5 hand-off", f"handoff.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]
+    for s in SPREAD_STRATEGIES:
+        for k in PROCESSES:
+            names += [("3/5 hand-off", f"spread.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]
     names.append(("3/5 hand-off", "idle_rtt.median_us"))
     if "cortex_m4.skipped" not in v:
         names += [("4/5 footprint", f"cortex_m4.{k}")
@@ -68,7 +74,7 @@ def missing_figures(v):
     # A part that ran yields work done: something other than nothing.
     for name, value in v.items():
         if re.match(r"round\d+\.(ours|hiredis|raw|limit_set|limit_evalsha)$", name) or \
-                re.match(r"handoff\..*\.(acquisitions|handoffs)$", name):
+                re.match(r"(handoff|spread)\..*\.(acquisitions|handoffs)$", name):
             try:
                 if float(value[0]) <= 0:
                     lines.append(f"{name} is {value[0]}: that run did no work")
@@ -212,7 +218,8 @@ def main():
           f" {'med RTTs':>9} {'req/acq':>8} {'SET/acq':>8} {'PTTL/acq':>9} {'BLPOP/acq':>10}")
     for strategy, label in (("backoff", "resplock try_acquire backoff"),
                             ("poll", "poll: acquire, sleep 100 ms"),
-                            ("wake", "resplock try_acquire + wake")):
+                            ("wake", "resplock try_acquire + wake"),
+                            ("fair", "resplock FairLock, hand-off")):
         for k in (2, 4, 8):
             p = f"handoff.{strategy}.k{k}."
             acq, medn, p99 = num(p + "acq_per_s"), num(p + "handoff_median_ms"), num(
@@ -235,10 +242,50 @@ def main():
         medn = num(f"handoff.wake.k{k}.handoff_median_ms")
         emit(f"handoff.wake.k{k}.delay_median_idle_rtt", medn * 1000 / idle_us, "round-trips",
              "{:.1f}")
+    for k in (2, 4, 8):
+        medn = num(f"handoff.fair.k{k}.handoff_median_ms")
+        emit(f"handoff.fair.k{k}.delay_median_idle_rtt", medn * 1000 / idle_us, "round-trips",
+             "{:.1f}")
+        emit(f"handoff.fair.k{k}.acquire_requests_per_acquisition",
+             num(f"handoff.fair.k{k}.acquire_requests_per_acq"), "requests", "{:.2f}")
     print(f"  round trip of a client asleep 2 ms before each PING (as a woken waiter):"
-          f" {idle_us:.1f} us; wake median in those: "
-          + " / ".join(f"{num(f'handoff.wake.k{k}.handoff_median_ms') * 1000 / idle_us:.1f}"
-                       for k in (2, 4, 8)) + " (K = 2 / 4 / 8)")
+          f" {idle_us:.1f} us; median hand-off in those (K = 2 / 4 / 8): "
+          + ", ".join(s + " " + " / ".join(
+              f"{num(f'handoff.{s}.k{k}.handoff_median_ms') * 1000 / idle_us:.1f}"
+              for k in (2, 4, 8)) for s in ("backoff", "wake", "fair")))
+    print("  acquisition requests (each acquisition's own, its release not counted), K = 2 / 4 /"
+          " 8: " + ", ".join(s + " " + " / ".join(
+              f"{num(f'handoff.{s}.k{k}.acquire_requests_per_acq'):.2f}" for k in (2, 4, 8))
+              for s in STRATEGIES))
+    print()
+    print("   Spread: every process tries again at once after its release (no rejoin rule);"
+          " acquisitions of one process")
+    print(f"{'waiter':34} {'K':>2} {'acq/s':>7} {'fewest':>7} {'most':>7} {'spread':>7}"
+          f" {'allowed':>8} {'median ms':>10}")
+    for strategy, label in (("backoff", "resplock try_acquire backoff"),
+                            ("wake", "resplock try_acquire + wake"),
+                            ("fair", "resplock FairLock, hand-off")):
+        for k in (2, 4, 8):
+            p = f"spread.{strategy}.k{k}."
+            lo, hi = int(num(p + "worker_acq_min")), int(num(p + "worker_acq_max"))
+            allowed = 1 + 0.1 * lo
+            print(f"{label:34} {k:2d} {num(p + 'acq_per_s'):7.1f} {lo:7d} {hi:7d} {hi - lo:7d}"
+                  f" {allowed:8.1f} {num(p + 'handoff_median_ms'):10.2f}")
+            emit(f"spread.{strategy}.k{k}.fewest", lo, "acquisitions")
+            emit(f"spread.{strategy}.k{k}.most", hi, "acquisitions")
+            emit(f"spread.{strategy}.k{k}.spread", hi - lo, "acquisitions")
+    print()
+    print("   Fair lock targets (reported, never checked: timings depend on the machine)")
+    for k in (2, 4, 8):
+        medn = num(f"handoff.fair.k{k}.handoff_median_ms") * 1000 / idle_us
+        req = num(f"handoff.fair.k{k}.acquire_requests_per_acq")
+        lo = int(num(f"spread.fair.k{k}.worker_acq_min"))
+        hi = int(num(f"spread.fair.k{k}.worker_acq_max"))
+        verdict = lambda ok: "met" if ok else "MISSED"
+        print(f"  K = {k}: median hand-off {medn:.1f} idle round trips (target <= 1.5:"
+              f" {verdict(medn <= 1.5)}), {req:.2f} requests per acquisition (target <= 2:"
+              f" {verdict(req <= 2.0)}), spread {hi - lo} of {lo}..{hi} (target <= 1 + 10% of"
+              f" the fewest = {1 + 0.1 * lo:.1f}: {verdict(hi - lo <= 1 + 0.1 * lo)})")
     print(f"  requests: SET + PTTL + EVALSHA/EVAL + BLPOP calls counted by the server (INFO"
           f" commandstats) / acquisitions (for wake, not the SET and PTTL its scripts call); a"
           f" round trip is half an uncontended cycle of part 1 ({rtt_us:.1f} us)")
@@ -287,12 +334,13 @@ def main():
     checks.append((int(num("script.digest_match")) == 1,
                    "owner script: the server's SHA1 of the library's script text is the SHA1 the"
                    " library sends (and no EVALSHA of part 1 fell back to EVAL)"))
-    overlaps = {f"{s}.k{k}": int(num(f"handoff.{s}.k{k}.exclusion_overlaps"))
-                for s in STRATEGIES for k in PROCESSES}
-    holders = {f"{s}.k{k}": int(num(f"handoff.{s}.k{k}.max_holders"))
-               for s in STRATEGIES for k in PROCESSES}
-    acquisitions = sum(int(num(f"handoff.{s}.k{k}.acquisitions"))
-                       for s in STRATEGIES for k in PROCESSES)
+    runs = [("handoff", s) for s in STRATEGIES] + [("spread", s) for s in SPREAD_STRATEGIES]
+    overlaps = {f"{r}.{s}.k{k}": int(num(f"{r}.{s}.k{k}.exclusion_overlaps"))
+                for r, s in runs for k in PROCESSES}
+    holders = {f"{r}.{s}.k{k}": int(num(f"{r}.{s}.k{k}.max_holders"))
+               for r, s in runs for k in PROCESSES}
+    acquisitions = sum(int(num(f"{r}.{s}.k{k}.acquisitions"))
+                       for r, s in runs for k in PROCESSES)
     broken = [run for run in overlaps if overlaps[run] != 0 or holders[run] != 1]
     checks.append((not broken,
                    f"mutual exclusion: {acquisitions} acquisitions in {len(overlaps)} hand-off"

@@ -7,14 +7,20 @@
 //       acquire + release on one connection, CYCLES times after a warm-up; prints the rate and,
 //       when malloc_count is preloaded, the heap calls made inside the measured loop. hiredis
 //       and raw release with EVALSHA of the library's owner script, as ours does.
-//   handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS
+//   handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]
 //       starts PROCS worker processes contending for one key and reports acquisitions per
-//       second, the release-to-next-acquire delay, the server's request count per acquisition
-//       and two counts of broken mutual exclusion (both must be 0): acquisitions that began
-//       before an earlier holder had begun its release, and the most holders seen at once.
+//       second, the release-to-next-acquire delay, the server's request count per acquisition,
+//       the fewest and the most acquisitions of one worker, and two counts of broken mutual
+//       exclusion (both must be 0): acquisitions that began before an earlier holder had begun
+//       its release, and the most holders seen at once.
 //       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
-//       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one).
-//   worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS SHARED_FD   (started by handoff)
+//       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one); fair: FairLock
+//       (waiters queue, a release hands the lock to the first one).
+//       rejoin (the default): a worker that released tries again only once another has taken
+//       the lock, so that every acquisition is a hand-off; greedy: it tries again at once, as a
+//       device that always wants the lock does (what the spread per worker is measured with).
+//   worker backoff|poll|wake|fair PORT PROCS HOLD_MS START_NS END_NS SHARED_FD GREEDY
+//       (started by handoff)
 //   idle_rtt PORT COUNT GAP_US
 //       PING round trips of a client that sleeps GAP_US before each one, as a waiter does before
 //       it is woken: the round trip a hand-off pays, wake-ups of both processes included.
@@ -49,6 +55,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 // Internal (src/core, on this program's include path): the owner script, so that the bench
@@ -316,9 +323,29 @@ Status poll_acquire(resplock::Lock& lock, std::int64_t end_ns) {
     }
 }
 
+// The fair lock over its own connection: its script needs more than the 512-byte buffer.
+struct FairClient {
+    resplock_posix_t net{};
+    resplock_port_t port;
+    resplock::ConnectionConfig cfg;
+    char buf[2048];
+    resplock::Connection conn;
+    resplock::FairLock lock;
+
+    FairClient(std::uint16_t server_port, const char* key)
+        : port(posix_port(net)),
+          cfg(OurClient::config(server_port)),
+          conn(port, cfg, buf, sizeof buf),
+          lock(conn, key) {}
+};
+
 int worker_mode(int argc, char** argv) {
-    if (argc != 9) fail("usage: worker backoff|poll|wake PORT PROCS HOLD_MS START_NS END_NS FD");
+    if (argc != 10) {
+        fail("usage: worker backoff|poll|wake|fair PORT PROCS HOLD_MS START_NS END_NS FD GREEDY");
+    }
     const bool poll = std::strcmp(argv[2], "poll") == 0;
+    const bool fair = std::strcmp(argv[2], "fair") == 0;
+    const bool greedy = std::strcmp(argv[9], "1") == 0;
     resplock::AcquireOptions options;
     options.wake = std::strcmp(argv[2], "wake") == 0;
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
@@ -332,7 +359,9 @@ int worker_mode(int argc, char** argv) {
     auto* shared = static_cast<Shared*>(mem);
 
     OurClient me(port, kHandoffKey);
-    if (me.conn.connect(resplock::Deadline::after(me.port, 2000)) != Status::ok) {
+    FairClient fair_me(port, kHandoffKey);
+    resplock::Connection& conn = fair ? fair_me.conn : me.conn;
+    if (conn.connect(resplock::Deadline::after(me.port, 2000)) != Status::ok) {
         fail("worker: cannot connect");
     }
     std::vector<Hold> holds;
@@ -342,6 +371,10 @@ int worker_mode(int argc, char** argv) {
         Status s;
         if (poll) {
             s = poll_acquire(me.lock, end_ns);
+        } else if (fair) {
+            const auto wait_ms = static_cast<std::uint32_t>(
+                std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
+            s = fair_me.lock.try_acquire(kHandoffTtlMs, wait_ms);
         } else {
             const auto wait_ms = static_cast<std::uint32_t>(
                 std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
@@ -358,11 +391,12 @@ int worker_mode(int argc, char** argv) {
         sleep_ns(hold_ns);
         shared->holders.fetch_sub(1);
         const std::int64_t releasing = now_ns();
-        if (me.lock.release(options) != Status::ok) fail("worker: release failed");
+        const Status r = fair ? fair_me.lock.release() : me.lock.release(options);
+        if (r != Status::ok) fail("worker: release failed");
         holds.push_back({acquired, releasing, 0});
         // Rejoin only once another process has taken the lock: otherwise the releaser, already
         // connected and awake, re-takes it at once and the waiters never get a hand-off.
-        while (procs > 1 && shared->acquisitions.load() == mine && now_ns() < end_ns) {
+        while (!greedy && procs > 1 && shared->acquisitions.load() == mine && now_ns() < end_ns) {
             sleep_ns(100000);
         }
     }
@@ -386,11 +420,16 @@ double percentile(std::vector<double> v, double p) {
 }
 
 int handoff_mode(int argc, char** argv) {
-    if (argc != 7) fail("usage: handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS");
+    if (argc != 7 && argc != 8) {
+        fail("usage: handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]");
+    }
     const std::string strategy = argv[2];
-    if (strategy != "backoff" && strategy != "poll" && strategy != "wake") {
+    if (strategy != "backoff" && strategy != "poll" && strategy != "wake" && strategy != "fair") {
         fail("unknown strategy " + strategy);
     }
+    const std::string join = argc == 8 ? argv[7] : "rejoin";
+    if (join != "rejoin" && join != "greedy") fail("unknown rejoin mode " + join);
+    const char* greedy_text = join == "greedy" ? "1" : "0";
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
     const long procs = parse_long(argv[4], "process count");
     const long seconds = parse_long(argv[6], "seconds");
@@ -399,7 +438,8 @@ int handoff_mode(int argc, char** argv) {
     const timeval tv{2, 0};
     redisContext* admin = redisConnectWithTimeout(kHost, port, tv);
     if (admin == nullptr || admin->err != 0) fail("handoff: cannot connect");
-    freeReplyObject(redisCommand(admin, "DEL %s %s:wake", kHandoffKey, kHandoffKey));
+    freeReplyObject(redisCommand(admin, "DEL %s %s:wake {%s}:q {%s}:w", kHandoffKey, kHandoffKey,
+                                 kHandoffKey, kHandoffKey));
     freeReplyObject(redisCommand(admin, "CONFIG RESETSTAT"));
 
     const int fd = memfd_create("resplock_bench", 0);  // inherited by the workers
@@ -426,9 +466,17 @@ int handoff_mode(int argc, char** argv) {
             dup2(p[1], STDOUT_FILENO);
             close(p[0]);
             close(p[1]);
-            const char* args[] = {
-                "resplock_bench", "worker",           argv[2],          argv[3],         argv[4],
-                argv[5],          start_text.c_str(), end_text.c_str(), fd_text.c_str(), nullptr};
+            const char* args[] = {"resplock_bench",
+                                  "worker",
+                                  argv[2],
+                                  argv[3],
+                                  argv[4],
+                                  argv[5],
+                                  start_text.c_str(),
+                                  end_text.c_str(),
+                                  fd_text.c_str(),
+                                  greedy_text,
+                                  nullptr};
             execv("/proc/self/exe", const_cast<char* const*>(args));
             _exit(127);
         }
@@ -479,7 +527,7 @@ int handoff_mode(int argc, char** argv) {
     const auto n = static_cast<double>(holds.size());
     // Requests the workers sent. commandstats also counts the commands a script calls, so with
     // wake (every acquisition attempt is a script) the SET and PTTL counts are not requests.
-    const bool scripted = strategy == "wake";
+    const bool scripted = strategy == "wake" || strategy == "fair";
     const long sets = scripted ? 0 : command_calls(info, "set");
     const long pttls = scripted ? 0 : command_calls(info, "pttl");
     const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
@@ -498,6 +546,14 @@ int handoff_mode(int argc, char** argv) {
     std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
     std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
     std::printf("blpop_per_acq %.2f\n", static_cast<double>(blpops) / n);
+    // Each acquisition is released once: the requests of the acquisition itself are the rest.
+    std::printf("acquire_requests_per_acq %.2f\n",
+                static_cast<double>(sets + pttls + scripts + blpops) / n - 1.0);
+    std::vector<long> per_worker(static_cast<std::size_t>(procs), 0);
+    for (const Hold& h : holds)
+        ++per_worker[static_cast<std::size_t>(h.worker)];
+    std::printf("worker_acq_min %ld\n", *std::min_element(per_worker.begin(), per_worker.end()));
+    std::printf("worker_acq_max %ld\n", *std::max_element(per_worker.begin(), per_worker.end()));
     return 0;
 }
 
@@ -505,7 +561,8 @@ constexpr const char* kUsage =
     "usage: resplock_bench MODE ARGS...\n"
     "  script-sha | script-text                              the library's owner script\n"
     "  cycle ours|hiredis|raw PORT CYCLES                    uncontended acquire + release\n"
-    "  handoff backoff|poll|wake PORT PROCS HOLD_MS SECONDS  contended hand-off\n"
+    "  handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]\n"
+    "                                                        contended hand-off\n"
     "  idle_rtt PORT COUNT GAP_US                            PING round trips after a sleep\n"
     "  (worker ...: started by handoff)";
 

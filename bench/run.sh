@@ -10,8 +10,11 @@
 # Exits non-zero, with a line saying why, when a part could not run or gave no figures, or an
 # invariant failed: the owner script the bench loads is not the library's (the server's SHA1 of
 # the library's text differs from the library's SHA1), a heap call by resplock in the measured
-# cycles, two holders of the lock at once in the hand-off part. Timings and ratios are reported,
-# never checked: they depend on the machine and on whatever else runs on it.
+# cycles, two holders of the lock at once in the hand-off part (its spread runs included).
+# Timings and ratios are reported, never checked: they depend on the machine and on whatever else
+# runs on it. The hand-off part runs backoff, poll, wake and the fair lock (FairLock), then, for
+# backoff, wake and fair, a spread case: processes that try again at once after each release,
+# the most and the fewest acquisitions of one process, next to the fair lock's targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -19,9 +22,10 @@ repo=$PWD
 usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick]
-  (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case
+  (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
+                 spread case
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
-                 cycles, 1 s per hand-off case); its figures are too short to quote
+                 cycles, 1 s per hand-off and spread case); its figures are too short to quote
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench).
 EOF
@@ -42,9 +46,9 @@ case "$#:${1:-}" in
         ;;
 esac
 if ((quick)); then
-    cycles=2000 rounds=2 handoff_s=1 cg_short=200 cg_long=600 heap_cycles=500
+    cycles=2000 rounds=2 handoff_s=1 spread_s=1 cg_short=200 cg_long=600 heap_cycles=500
 else
-    cycles=20000 rounds=7 handoff_s=5 cg_short=1000 cg_long=3000 heap_cycles=2000
+    cycles=20000 rounds=7 handoff_s=5 spread_s=10 cg_short=1000 cg_long=3000 heap_cycles=2000
 fi
 hold_ms=5
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -200,13 +204,26 @@ record callgrind.long "$cg_long" cycles
 
 # ---- 3. contended hand-off ----
 part="3/5 hand-off"
-echo "$part: backoff, poll, wake; K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
-for strategy in backoff poll wake; do
+echo "$part: backoff, poll, wake, fair; K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
+for strategy in backoff poll wake fair; do
     for k in 2 4 8; do
         out=$("$bench" handoff "$strategy" "$port" "$k" "$hold_ms" "$handoff_s") ||
             fail "resplock_bench handoff $strategy with $k processes failed"
         while read -r name val; do
             record "handoff.$strategy.k$k.$name" "$val" -
+        done <<<"$out"
+    done
+done
+
+# Starvation: every process tries again at once after its release (greedy), for spread_s; the
+# spread is between the most and the fewest acquisitions of one process.
+echo "$part: spread: backoff, wake, fair; K = 2, 4, 8 greedy processes, $spread_s s each ..."
+for strategy in backoff wake fair; do
+    for k in 2 4 8; do
+        out=$("$bench" handoff "$strategy" "$port" "$k" "$hold_ms" "$spread_s" greedy) ||
+            fail "resplock_bench handoff $strategy greedy with $k processes failed"
+        while read -r name val; do
+            record "spread.$strategy.k$k.$name" "$val" -
         done <<<"$out"
     done
 done

@@ -24,6 +24,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
     src/variants/observer.cpp
+    src/variants/fair_lock.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).
@@ -34,6 +35,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/quorum_c.cpp
     src/c_api/renewer_c.cpp
     src/c_api/observer_c.cpp
+    src/c_api/fair_c.cpp
     src/c_api/status_c.cpp
 )
 

@@ -579,8 +579,8 @@ TEST(broken_server_replies) {
     };
     const Case cases[] = {
         {"hello\r\n", 76, "protocol error", 76, "may have been taken"},
-        {"$1100\r\n" + std::string(1100, 'x') + "\r\n", 76, "1024-byte buffer", 76,
-         "1024-byte buffer"},
+        {"$2100\r\n" + std::string(2100, 'x') + "\r\n", 76, "2048-byte buffer", 76,
+         "2048-byte buffer"},
         {"*1000000000\r\n", 76, "protocol error", 76, "may have been taken"},
         {"-ERR boom goes the server\r\n", 76, "boom goes the server", 76, "boom goes the server"},
         {"-NOPERM this user has no permissions\r\n", 77, "NOPERM", 77, "NOPERM"},

@@ -19,6 +19,7 @@
 #include "resplock/core/lock.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 #ifndef RESPLOCK_CLI
@@ -182,6 +183,26 @@ TEST(lib_key_with_spaces_newlines_nul_and_high_bytes_is_valid) {
     CHECK_EQ(la.release(), Status::ok);
     CHECK_EQ(lb.acquire(5000), Status::ok);
     CHECK_EQ(lb.release(), Status::ok);
+}
+
+// The fair lock's queue must share KEY's cluster slot: a '}' without a non-empty {tag} before it
+// leaves no such name, and the key is refused before any I/O.
+TEST(lib_fair_key_with_a_brace_but_no_hash_tag_is_invalid_argument) {
+    Offline c;
+    for (const char* key : {"a}b", "{}x}", "}"}) {
+        resplock::FairLock lock(c.conn, key);
+        CHECK(lock.key().empty());
+        CHECK_EQ(lock.acquire(1000), Status::invalid_argument);
+        CHECK_EQ(lock.try_acquire(1000, 100), Status::invalid_argument);
+        CHECK_EQ(lock.adopt("0123"), Status::invalid_argument);
+    }
+    resplock::FairLock tagged(c.conn, "a{b}c}");  // {b} is a tag: accepted
+    CHECK_EQ(tagged.key(), std::string_view("a{b}c}"));
+}
+
+TEST(cli_fair_key_with_a_brace_but_no_hash_tag_gives_64) {
+    expect_usage({"--fair", "acquire", "a}b"}, "hash tag");
+    CHECK_EQ(server().cli({"EXISTS", "a}b"}), std::string("0"));
 }
 
 TEST(cli_key_empty_gives_64) {

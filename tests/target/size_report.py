@@ -35,11 +35,13 @@ ROLES = {
     "variants/reentrant_lock.cpp": "reentrant lock",
     "variants/quorum_lock.cpp": "quorum lock",
     "variants/renewer.cpp": "renewal driver",
+    "variants/fair_lock.cpp": "fair lock",
     "c_api/lock_c.cpp": "C API",
     "c_api/options_c.cpp": "C API: options",
     "c_api/reentrant_c.cpp": "C API: reentrant",
     "c_api/quorum_c.cpp": "C API: quorum",
     "c_api/renewer_c.cpp": "C API: renewer",
+    "c_api/fair_c.cpp": "C API: fair lock",
     "c_api/status_c.cpp": "status texts",
 }
 # Core objects first, in this order; then anything else in src/core; then the optional ones.
@@ -74,6 +76,9 @@ PUBLIC = [
     "resplock::QuorumLock::extend",
     "resplock::QuorumLock::query",
     "resplock::Renewer::tick",
+    "resplock::FairLock::try_acquire",
+    "resplock::FairLock::release",
+    "resplock::FairLock::extend",
 ]
 INDIRECT = "__indirect_call"
 

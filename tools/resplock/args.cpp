@@ -117,6 +117,7 @@ bool* flag_of(Options& o, std::string_view name) {
     if (name == insecure_flag) return &o.insecure;
     if (name == "fence") return &o.fence;
     if (name == "wake") return &o.wake;
+    if (name == "fair") return &o.fair;
     return nullptr;
 }
 
@@ -327,6 +328,10 @@ int complete_options(Options& o, const char* redis_url) {
     }
     if (o.fence && o.command != Command::run && o.command != Command::acquire) {
         report("--fence applies to run and acquire only");
+        return exit_usage;
+    }
+    if (o.fair && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {
+        report("--fair takes none of --fence, --once-per, --wake and --owner");
         return exit_usage;
     }
     return -1;

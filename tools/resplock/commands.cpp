@@ -24,6 +24,7 @@
 #include "resplock/core/observer.hpp"
 #include "resplock/core/status.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 #include "resplock/variants/reentrant_lock.hpp"
@@ -37,9 +38,9 @@ using resplock::Status;
 
 namespace {
 
-// The connection buffer: holds one request, then its reply (the acquisition options' requests
-// are the longest).
-char io_buffer[1024];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
+// The connection buffer: holds one request, then its reply (the fair lock's requests are the
+// longest).
+char io_buffer[2048];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
 
 // ---------------------------------------------------------------------------------------------
 // The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options) or a
@@ -58,6 +59,9 @@ resplock::AcquireOptions acquire_options(const Options& o) {
 Status take(resplock::Lock& lock, const Options& o, std::uint64_t& fence) {
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o), &fence);
 }
+Status take(resplock::FairLock& lock, const Options& o, std::uint64_t& /*fence*/) {
+    return lock.try_acquire(o.ttl_ms, o.wait_ms);
+}
 Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o));
 }
@@ -65,12 +69,18 @@ Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence
 Status give_back(resplock::Lock& lock, const Options& o) {
     return o.wake ? lock.release(acquire_options(o)) : lock.release();
 }
+Status give_back(resplock::FairLock& lock, const Options& /*o*/) {
+    return lock.release();  // hands the lock to the first live waiter
+}
 Status give_back(resplock::QuorumLock& lock, const Options& /*o*/) {
     return lock.release();
 }
 
 // In a forked child: close our copies of the sockets (the parent keeps its own).
 void close_in_child(const resplock::Lock& lock) {
+    lock.connection().close();
+}
+void close_in_child(const resplock::FairLock& lock) {
     lock.connection().close();
 }
 void close_in_child(resplock::QuorumLock& lock) {
@@ -340,6 +350,12 @@ int status_of(resplock::Lock& lock, resplock::Connection* const* /*conns*/, cons
               const Target& t) {
     return cmd_status(lock, o, t);
 }
+// A fair lock's KEY is a plain lock's: the plain status reads it.
+int status_of(const resplock::FairLock& lock, resplock::Connection* const* /*conns*/,
+              const Options& o, const Target& t) {
+    resplock::Lock plain(lock.connection(), lock.key());
+    return cmd_status(plain, o, t);
+}
 int status_of(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
               const Target& t) {
     return cmd_status(lock, conns, o, t);
@@ -408,9 +424,10 @@ void name_quorum(Target& target, const Endpoint* eps, int count) {
 
 // A quorum lock over the servers of eps[0..count).
 int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t& port) {
-    if (o.fence || o.once_per_ms != 0 || o.wake) {
+    if (o.fence || o.once_per_ms != 0 || o.wake || o.fair) {
         report(
-            "--fence, --once-per and --wake work with one server only, not with a quorum of "
+            "--fence, --once-per, --wake and --fair work with one server only, not with a quorum "
+            "of "
             "%d (several --url)",
             count);
         return exit_usage;
@@ -464,8 +481,17 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
 #endif
     resplock::Connection conn(port, connection_config(ep, o), io_buffer, sizeof io_buffer);
     target.conn = &conn;
-    resplock::Lock lock(conn, o.operands[0]);
     resplock::Connection* const list[1] = {&conn};
+    if (o.fair) {
+        resplock::FairLock lock(conn, o.operands[0]);
+        if (lock.key().empty()) {
+            report("%s %s: --fair: a key that contains '}' needs a non-empty {hash tag} before it",
+                   o.command_name, o.key_shown.text);
+            return exit_usage;
+        }
+        return dispatch(lock, list, o, target, port);
+    }
+    resplock::Lock lock(conn, o.operands[0]);
     return dispatch(lock, list, o, target, port);
 }
 
@@ -479,9 +505,10 @@ int run(int argc, char** argv) {
     char host[256] = {};
     const bool named = gethostname(host, sizeof host - 1) == 0;  // host[255] stays NUL
     default_owner(o, named ? host : nullptr);
-    if (resplock::lock_options_buffer_min() > sizeof io_buffer) {
+    if (resplock::lock_options_buffer_min() > sizeof io_buffer ||
+        resplock::fair_buffer_min() > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
-               sizeof io_buffer, resplock::lock_options_buffer_min());
+               sizeof io_buffer, resplock::fair_buffer_min());
         return exit_protocol;
     }
     static Endpoint eps[RESPLOCK_MAX_SERVERS];

@@ -1,0 +1,118 @@
+// The fair lock: waiters queue in arrival order and a release hands the lock straight to the first
+// live waiter. KEY stays a string holding the holder's token (a plain Lock on the same key sees a
+// fair holder as busy and the other way round; the plain owner script releases and extends it).
+// Next to KEY the server keeps, in KEY's cluster slot (see fair_companion_base):
+//   BASE:q        a list of the waiters' tokens, in arrival order;
+//   BASE:w        a hash: token -> "expiry:ttl", the entry's expiry on the server's clock (TIME)
+//                 and the TTL that waiter asked for;
+//   BASE:f:TOKEN  one waiter's wake list: the hand-off pushes one item into it.
+// One script (EVALSHA, EVAL fallback) does each step: an attempt that joins or refreshes the
+// queue when busy, leaving the queue, and the release that hands over. A release (or an attempt
+// that finds KEY gone) sets KEY to the first waiter whose entry has not expired, with the TTL it
+// asked for, and pushes one item to that waiter's wake list only; entries that expired are
+// dropped on the way. The waiter, blocked in BLPOP on its wake list, returns with the lock held.
+//
+// The waiter's validity after a wake-up counts from the send time of its last attempt, which the
+// server answered "busy" and so ran before the hand-off; a BLPOP's own send time is never used,
+// since a wake pushed before it was sent answers it at once. Each BLPOP is bounded by
+// fair_refresh_max_ms, by a quarter of the TTL asked for, by the holder's PTTL last seen (minus
+// Redis's timer tick) and by the wait; the attempt that follows refreshes the entry. An entry
+// lives for twice the first two bounds plus the tick (2.1 s at most): a waiter that died is handed
+// the lock only before then, and a lock handed to a waiter that never picks it up expires by its
+// TTL like any other. A live waiter whose refresh comes later than its entry's expiry loses its
+// place and joins again at the end.
+#ifndef RESPLOCK_FAIR_LOCK_HPP
+#define RESPLOCK_FAIR_LOCK_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/config.h"
+#include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/core/status.hpp"
+
+namespace resplock {
+
+// Longest span a waiter blocks between two refreshes of its queue entry.
+inline constexpr std::uint32_t fair_refresh_max_ms = 1000;
+
+// Smallest connection buffer that fits every request of a FairLock with a key of
+// RESPLOCK_MAX_KEY_LEN bytes (the longest is the EVAL of its script). A smaller buffer works for
+// shorter keys; a request that does not fit is refused unsent with too_large.
+std::size_t fair_buffer_min() noexcept;
+
+// The prefix of the fair lock's companion keys for `key`, written to out (which must hold
+// key.size() + 2 bytes), so that each companion hashes to KEY's cluster slot. Redis hashes only
+// the first non-empty {...} of a key when it has one: such a key is its own prefix (KEY:q keeps
+// the tag). A key without a '}' becomes {KEY} (its whole name is then the tag, hashed as KEY is).
+// A key that contains a '}' but no valid tag (a}b, {}x}) has no such prefix: returns 0, and a
+// FairLock on it refuses every call with invalid_argument. Else returns the prefix's length.
+std::size_t fair_companion_base(std::string_view key, char* out) noexcept;
+
+class FairLock {
+  public:
+    // Binds the lock to `key` (copied). An empty key, one over RESPLOCK_MAX_KEY_LEN bytes or one
+    // fair_companion_base() refuses makes every call return invalid_argument.
+    FairLock(Connection& conn, std::string_view key) noexcept;
+
+    // One attempt, one round trip, without joining the queue: ok (held), busy (held by another,
+    // or KEY was free but a waiter queued first: the attempt handed it to that waiter), and the
+    // statuses of Lock::acquire. After unknown_outcome, protocol_error or too_large the token is
+    // kept with no validity, so release() can undo what the script may have done.
+    Status acquire(std::uint32_t ttl_ms) noexcept;
+
+    // Waits up to wait_ms in the queue: the first attempt joins it when the lock is busy, then
+    // the waiter blocks on its wake list (refreshing its entry at bounded intervals) until a
+    // release hands it the lock. wait_ms 0 is acquire(). Returns ok (held), busy (the wait ran
+    // out; the entry was removed, and a lock handed over meanwhile is taken, returning ok), and
+    // acquire()'s statuses; connection failures before a request was sent, and LOADING / BUSY
+    // replies, are retried within the wait. Falls back to sleeping between attempts when the
+    // server refuses BLPOP. invalid_argument when wait_ms exceeds max_ttl_ms.
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+
+    // Owner-checked release that hands the lock to the first live waiter (or deletes KEY when
+    // none is queued). Statuses as Lock::release.
+    Status release() noexcept;
+
+    // Owner-checked PEXPIRE with the plain lock's script. Statuses and validity as Lock::extend.
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
+
+    // Who holds KEY and its PTTL, in one round trip (the plain lock's query).
+    Status query(LockInfo& info) noexcept;
+
+    // Takes over a token obtained elsewhere (e.g. printed by `resplock acquire --fair`), with no
+    // local validity until extend() succeeds. ok or invalid_argument.
+    Status adopt(std::string_view token) noexcept;
+
+    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
+    bool held() const noexcept { return remaining_ms() > 0; }
+    std::string_view token() const noexcept { return {token_, token_len_}; }
+    std::string_view key() const noexcept { return {key_, key_len_}; }
+    Connection& connection() const noexcept { return conn_; }
+
+  private:
+    struct Wait;
+    class Names;
+    Status attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
+                   Wait& w) noexcept;
+    Status block(Wait& w, const Names& names, std::uint32_t ms) noexcept;
+    Status owner_call(std::size_t argc, std::string_view ttl, resp::Reply& reply,
+                      std::uint32_t wait_ms) noexcept;
+    void drop() noexcept;
+    std::string_view base() const noexcept { return {base_, base_len_}; }
+
+    Connection& conn_;
+    char key_[RESPLOCK_MAX_KEY_LEN];
+    std::size_t key_len_ = 0;
+    char base_[RESPLOCK_MAX_KEY_LEN + 2];
+    std::size_t base_len_ = 0;
+    char token_[max_token_len];
+    std::size_t token_len_ = 0;
+    Validity validity_;
+};
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_FAIR_LOCK_HPP

@@ -1,0 +1,394 @@
+// The fair lock (see resplock/variants/fair_lock.hpp): a FIFO queue of waiters on the server and
+// a release that hands the lock to the first live one.
+#include "resplock/variants/fair_lock.hpp"
+
+#include <cstring>
+
+#include "core/lock_rules.hpp"
+#include "resplock/core/observer.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+using detail::bulk_size;
+
+namespace {
+
+// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
+constexpr std::uint32_t blpop_late_ms = 100;
+
+// KEYS = KEY, BASE:q, BASE:w; ARGV = op, token, ttl, entry_ms, BASE:f: (the wake lists' prefix).
+// n is the server's time in ms. g(m) hands KEY to the first waiter of the queue whose entry has
+// not expired (dropping the expired ones on the way), with the TTL it asked for, and pushes one
+// item to its wake list unless it is m (the caller, who learns it from the reply). Ops:
+//   r  release: -1 another value holds KEY, 0 KEY is gone (the queue is handed on anyway), else
+//      deletes KEY, hands it on and returns 1 (the owner script's answers);
+//   l  leave: removes the caller's entry; {1, PTTL} if KEY holds its token (handed over), else
+//      {0, PTTL};
+//   t  attempt: KEY free: handed to the first live waiter, or set to the caller's token when
+//      none is queued; {1, PTTL} when KEY holds the caller's token, else {0, PTTL};
+//   a  attempt as t, and when busy joins the queue (at its end) or refreshes the caller's entry
+//      to expire entry_ms from now; BASE:q and BASE:w live at least as long.
+constexpr detail::Script fair_script = {
+    "04ed7e6754b086d085926ad95e26531e59cfbe2a",
+    "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') "
+    "local n=c[1]*1000+math.floor(c[2]/1000) "
+    "local function g(m) while true do local w=r('lpop',k[2]) if not w then return end "
+    "local e=r('hget',k[3],w) r('hdel',k[3],w) if e then "
+    "local x,l=string.match(e,'(%d+):(%d+)') if tonumber(x)>n then r('set',k[1],w,'px',l) "
+    "if w~=m then local q=a[5]..w r('del',q) r('rpush',q,1) r('pexpire',q,l) end "
+    "return w end end end end "
+    "local v=r('get',k[1]) "
+    "if o=='r' then if v~=t then if not v then g() end return v and -1 or 0 end "
+    "r('del',k[1]) g() return 1 end "
+    "if o=='l' then r('lrem',k[2],0,t) r('hdel',k[3],t) return {v==t and 1 or 0,r('pttl',k[1])} "
+    "end "
+    "if not v then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end "
+    "if v==t then return {1,r('pttl',k[1])} end "
+    "if o=='a' then if not r('hget',k[3],t) then r('rpush',k[2],t) end "
+    "r('hset',k[3],t,(n+a[4])..':'..a[3]) for i=2,3 do "
+    "if r('pttl',k[i])<tonumber(a[4]) then r('pexpire',k[i],a[4]) end end end "
+    "return {0,r('pttl',k[1])}"};
+
+}  // namespace
+
+// The companion keys of one token, in one fixed buffer (built once per call, so that the
+// attempts and the blocks below it add no copies of their own to the stack).
+class FairLock::Names {
+  public:
+    // text_ is read only up to len_: zeroing it first would be wasted work.
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
+    Names(std::string_view base, std::string_view token) noexcept {
+        queue_ = add(base, ":q"sv, {});
+        entries_ = add(base, ":w"sv, {});
+        wake_ = add(base, ":f:"sv, token);
+    }
+    Names(const Names&) = delete;
+    Names& operator=(const Names&) = delete;
+    ~Names() = default;
+
+    std::string_view queue() const noexcept { return queue_; }      // BASE:q
+    std::string_view entries() const noexcept { return entries_; }  // BASE:w
+    std::string_view wake() const noexcept { return wake_; }        // BASE:f:TOKEN
+    // BASE:f:, the wake lists' prefix.
+    std::string_view prefix() const noexcept {
+        return wake_.substr(0, queue_.size() + 1);  // BASE:q is as long as BASE:f
+    }
+
+  private:
+    std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
+        const std::size_t start = len_;
+        for (const std::string_view part : {a, b, c}) {
+            std::memcpy(text_ + len_, part.data(), part.size());
+            len_ += part.size();
+        }
+        return {text_ + start, len_ - start};
+    }
+    char text_[3 * (RESPLOCK_MAX_KEY_LEN + 2) + 2 + 2 + 3 + max_token_len];
+    std::size_t len_ = 0;
+    std::string_view queue_;
+    std::string_view entries_;
+    std::string_view wake_;
+};
+
+std::size_t fair_companion_base(std::string_view key, char* out) noexcept {
+    const std::size_t open = key.find('{');
+    if (open != std::string_view::npos) {
+        const std::size_t close = key.find('}', open + 1);
+        if (close != std::string_view::npos && close > open + 1) {  // a tag: KEY keeps it
+            std::memcpy(out, key.data(), key.size());
+            return key.size();
+        }
+    }
+    if (key.find('}') != std::string_view::npos) return 0;  // no tag, and {KEY} would not be one
+    out[0] = '{';
+    std::memcpy(out + 1, key.data(), key.size());
+    out[key.size() + 1] = '}';
+    return key.size() + 2;
+}
+
+std::size_t fair_buffer_min() noexcept {
+    // EVAL <script> 3 KEY BASE:q BASE:w op token ttl entry_ms BASE:f:
+    constexpr std::size_t base = RESPLOCK_MAX_KEY_LEN + 2;
+    return detail::eval_size(fair_script.text.size(), 9,
+                             bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
+                                 2 * bulk_size(base + 2) + bulk_size(1) + bulk_size(max_token_len) +
+                                 2 * bulk_size(10) + bulk_size(base + 3));
+}
+
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+// cppcheck-suppress uninitMemberVar
+FairLock::FairLock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
+    if (key.empty() || key.size() > sizeof key_) return;
+    base_len_ = fair_companion_base(key, base_);
+    if (base_len_ == 0) return;
+    std::memcpy(key_, key.data(), key.size());
+    key_len_ = key.size();
+}
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
+
+// What a wait keeps between its attempts.
+struct FairLock::Wait {
+    std::uint32_t sent_at = 0;     // send time of the last attempt answered busy
+    std::int64_t holder_ttl = -1;  // the PTTL that answer carried
+    bool joined = false;           // an attempt with op 'a' was answered: there is an entry
+    bool blpop = true;             // false once the server refused BLPOP
+};
+
+Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
+                         Wait& w) noexcept {
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[10];
+    char entry_text[10];
+    std::string_view args[11] = {{},
+                                 {},
+                                 "3"sv,
+                                 key(),
+                                 names.queue(),
+                                 names.entries(),
+                                 {&op, 1},
+                                 token(),
+                                 {ttl_text, resp::format_decimal(ttl_ms, ttl_text)},
+                                 {entry_text, resp::format_decimal(entry_ms, entry_text)},
+                                 names.prefix()};
+    if (!detail::eval_fits(conn_, fair_script, args, 11)) return Status::too_large;
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    Status s = detail::eval(conn_, fair_script, args, 11, reply,
+                            Deadline::after(port, conn_.config().timeout_ms));
+    if (s == Status::ok) {
+        const resp::Value* v = reply.values;
+        if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
+            v[1].is(resp::Type::integer) && v[2].is(resp::Type::integer)) {
+            if (v[1].integer == 0) {
+                w.sent_at = sent_at;
+                w.holder_ttl = v[2].integer;
+                if (op == 'a') w.joined = true;
+                return Status::busy;
+            }
+            // Held: KEY holds this token with that PTTL, read after this request was sent.
+            if (v[1].integer == 1 && v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
+                validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+                return Status::ok;
+            }
+        }
+        s = Status::protocol_error;
+    } else {
+        s = detail::outcome(conn_, s);
+        // KEY holds a value of another type (GET failed before any write): someone holds it.
+        if (s == Status::wrong_type && conn_.request_sent()) {
+            w.holder_ttl = -1;
+            return Status::busy;
+        }
+        if (!detail::may_have_run(conn_, s, true)) return s;
+    }
+    validity_.end();  // the token stays (release() may undo the script's work), no validity
+    return s;
+}
+
+Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
+    const resplock_port_t& port = conn_.port();
+    // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
+    char seconds[16];
+    std::size_t len = resp::format_decimal(ms / 1000, seconds, 10);
+    seconds[len++] = '.';
+    const std::uint32_t frac = ms % 1000;
+    seconds[len++] = static_cast<char>('0' + frac / 100);
+    seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
+    seconds[len++] = static_cast<char>('0' + frac % 10);
+    const std::string_view args[3] = {"BLPOP"sv, names.wake(), {seconds, len}};
+    resp::Reply reply;
+    const Status s = conn_.command(
+        args, 3, reply, Deadline::after(port, ms + blpop_late_ms + conn_.config().timeout_ms));
+    if (s == Status::ok) {
+        const resp::Value* v = reply.values;
+        // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
+        if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
+            v[1].is(resp::Type::bulk_string) && v[1].equals(names.wake())) {
+            return Status::ok;
+        }
+        return Status::busy;  // nil: the block timed out (anything else: the next attempt tells)
+    }
+    // An error reply (NOPERM from an ACL, an old server refusing a decimal timeout): sleep from
+    // now on in this wait.
+    if (conn_.request_sent() && !conn_.error_text().empty()) w.blpop = false;
+    return s;
+}
+
+Status FairLock::acquire(std::uint32_t ttl_ms) noexcept {
+    return try_acquire(ttl_ms, 0);
+}
+
+Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || wait_ms > max_ttl_ms || held()) {
+        return Status::invalid_argument;
+    }
+    const resplock_port_t& port = conn_.port();
+    char fresh[token_len];
+    if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
+    std::memcpy(token_, fresh, token_len);
+    token_len_ = token_len;
+    validity_.end();
+    const Names names(base(), token());
+
+    const Deadline deadline = Deadline::after(port, wait_ms);
+    std::uint32_t refresh = ttl_ms / 4;  // 0 for a TTL under 4 ms: then 1
+    if (refresh > fair_refresh_max_ms) refresh = fair_refresh_max_ms;
+    if (refresh == 0) refresh = 1;
+    // An entry outlives the block that follows its refresh (one span and Redis's tick) and a
+    // span more for the next refresh to arrive; a waiter whose refresh comes later than that is
+    // taken for dead and loses its place (it joins again at the end).
+    const std::uint32_t entry_ms = 2 * refresh + blpop_late_ms;
+    const char op = wait_ms == 0 ? 't' : 'a';
+    std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
+    Wait w;
+    Status s = Status::busy;
+    for (std::uint32_t n = 1;; ++n) {
+        s = attempt(op, ttl_ms, entry_ms, names, w);
+        if (s == Status::ok) return s;
+        if (!detail::retryable(s)) {
+            if (!detail::may_have_run(conn_, s, true)) token_len_ = 0;
+            return s;
+        }
+        std::uint32_t left = deadline.remaining(port);
+        if (left == 0) break;
+        // Not executed (no connection, LOADING, BUSY): back off and try again.
+        std::uint32_t pause = backoff;
+        if (s == Status::busy) {
+            pause = refresh < left ? refresh : left;
+            const std::int64_t holder = w.holder_ttl;
+            if (holder >= 0 && holder < pause) pause = static_cast<std::uint32_t>(holder);
+            if (holder == -2) pause = 0;  // KEY just expired: attempt again at once
+        } else {
+            backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
+            if (pause > left) pause = left;
+        }
+        if (const Observer* observer = conn_.config().observer) {
+            observer->report({RESPLOCK_EVENT_retry, static_cast<resplock_status_t>(s), n, pause,
+                              key_, key_len_});
+        }
+        if (pause == 0) continue;
+        // The block may end up to blpop_late_ms after its timeout: it must still end before the
+        // holder's PTTL and the wait run out, or the waiter sleeps instead (an attempt follows).
+        std::uint32_t bound = left;
+        if (w.holder_ttl >= 0 && w.holder_ttl < bound) {
+            bound = static_cast<std::uint32_t>(w.holder_ttl);
+        }
+        std::uint32_t blocked = pause;
+        if (blocked + blpop_late_ms > bound)
+            blocked = bound > blpop_late_ms ? bound - blpop_late_ms : 0;
+        if (s == Status::busy && w.joined && w.blpop && blocked > 0) {
+            const std::uint32_t start = port.now_ms(port.ctx);
+            if (block(w, names, blocked) == Status::ok) {
+                // Handed over after the attempt answered busy, which was sent at w.sent_at.
+                validity_.start(w.sent_at, ttl_ms);
+                return Status::ok;
+            }
+            const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
+            if (!w.blpop && elapsed < pause) port.sleep_ms(port.ctx, pause - elapsed);
+        } else {
+            port.sleep_ms(port.ctx, pause);
+        }
+        if (deadline.overdue(port) > detail::late_wake_ms) break;
+    }
+    if (!w.joined) {
+        token_len_ = 0;
+        return s;
+    }
+    // The wait ran out: leave the queue (taking the lock if it was handed over meanwhile).
+    const Status left = attempt('l', ttl_ms, entry_ms, names, w);
+    if (left == Status::ok) return left;
+    if (left == Status::busy) {
+        token_len_ = 0;
+        return left;
+    }
+    if (!detail::may_have_run(conn_, left, true)) token_len_ = 0;
+    return left;
+}
+
+Status FairLock::owner_call(std::size_t argc, std::string_view ttl, resp::Reply& reply,
+                            std::uint32_t wait_ms) noexcept {
+    std::string_view args[6] = {{}, {}, "1"sv, key(), token(), ttl};
+    return detail::eval(conn_, detail::owner_script, args, 4 + argc, reply,
+                        Deadline::after(conn_.port(), wait_ms));
+}
+
+Status FairLock::release() noexcept {
+    if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    const Names names(base(), token());
+    std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue(), names.entries(),
+                                 "r"sv, token(), "0"sv, "0"sv, names.prefix()};
+    Status s = Status::too_large;
+    if (detail::eval_fits(conn_, fair_script, args, 11)) {
+        resp::Reply reply;
+        s = detail::owner_answer(
+            conn_,
+            detail::eval(conn_, fair_script, args, 11, reply,
+                         Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+            reply);
+    }
+    validity_.end();
+    if (s == Status::ok || s == Status::expired || s == Status::not_owner) drop();
+    return s;
+}
+
+Status FairLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (key_len_ == 0 || token_len_ == 0 || !detail::valid_ttl(ttl_ms)) {
+        return Status::invalid_argument;
+    }
+    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
+    if (!validity_.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    const Status s =
+        detail::owner_answer(conn_, owner_call(2, {ttl_text, ttl_len}, reply, wait_ms), reply);
+    if (s == Status::ok) {
+        validity_.start(sent_at, ttl_ms);
+    } else if (s == Status::expired || s == Status::not_owner) {
+        drop();
+    } else if (detail::may_have_run(conn_, s, false)) {
+        validity_.renewal_unconfirmed(sent_at, ttl_ms);
+    }
+    return s;
+}
+
+Status FairLock::query(LockInfo& info) noexcept {
+    if (key_len_ == 0) return Status::invalid_argument;
+    resp::Reply reply;
+    const Status s = owner_call(0, {}, reply, conn_.config().timeout_ms);
+    if (s != Status::ok) return s;
+    const resp::Value* v = reply.values;
+    if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||
+        !v[2].is(resp::Type::integer)) {
+        return Status::protocol_error;
+    }
+    if (v[1].is(resp::Type::nil_bulk)) {
+        info = {LockState::free, -2};
+    } else if (v[1].is(resp::Type::bulk_string)) {
+        const bool mine = token_len_ != 0 && v[1].equals(token());
+        info = {mine ? LockState::held_by_me : LockState::held_by_other, v[2].integer};
+    } else {
+        return Status::protocol_error;
+    }
+    return Status::ok;
+}
+
+Status FairLock::adopt(std::string_view token) noexcept {
+    if (key_len_ == 0 || token.empty() || token.size() > max_token_len) {
+        return Status::invalid_argument;
+    }
+    std::memcpy(token_, token.data(), token.size());
+    token_len_ = token.size();
+    validity_.end();
+    return Status::ok;
+}
+
+void FairLock::drop() noexcept {
+    token_len_ = 0;
+    validity_.end();
+}
+
+}  // namespace resplock

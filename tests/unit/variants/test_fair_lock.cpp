@@ -1,0 +1,216 @@
+// FairLock (src/variants/fair_lock.cpp) over the mock port: the exact script requests and the
+// wake-up BLPOP, the validity of a waiter woken by a hand-off (counted from its last attempt, never
+// from the BLPOP, even when the hand-off came before the BLPOP was sent), blocks bounded by the
+// holder's PTTL, leaving the queue when the wait runs out, and the keys it refuses.
+#include <cstring>
+
+#include "check.hpp"
+#include "mock_connection.hpp"
+#include "resplock/core/lock.hpp"
+#include "resplock/ports/mock.hpp"
+#include "resplock/variants/fair_lock.hpp"
+#include "wire.hpp"
+
+using resplock::FairLock;
+using resplock::Status;
+using resplock::mock::MockPort;
+
+namespace {
+
+using wire::token0;
+
+constexpr std::string_view fair_sha = "04ed7e6754b086d085926ad95e26531e59cfbe2a";
+// TTL 10000 ms, timeout 2000 ms: blocks of at most 1000 ms, entries living 2 x 1000 + 100 ms.
+const std::string_view join0 = wire::cmd(
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "a", token0, "10000", "2100", "{k}:f:"});
+const std::string_view once0 = wire::cmd(
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "t", token0, "10000", "2100", "{k}:f:"});
+const std::string_view leave0 = wire::cmd(
+    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "l", token0, "10000", "2100", "{k}:f:"});
+const std::string_view release0 =
+    wire::cmd({"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "r", token0, "0", "0", "{k}:f:"});
+constexpr std::string_view woken =
+    "*2\r\n$38\r\n{k}:f:000102030405060708090a0b0c0d0e0f\r\n$1\r\n1\r\n";
+constexpr std::string_view busy_5s = "*2\r\n:0\r\n:5000\r\n";
+
+std::string_view blpop(std::string_view seconds) {
+    return wire::cmd({"BLPOP", "{k}:f:000102030405060708090a0b0c0d0e0f", seconds});
+}
+
+struct Fixture : support::MockConnection<1536> {
+    FairLock lock;
+
+    explicit Fixture(std::string_view key = "k")
+        : MockConnection(support::with_timeout(2000), 1536), lock(conn, key) {}
+};
+
+// The drift allowance of a 10000 ms TTL: 10000 / 100 + 2.
+constexpr std::uint32_t drift = 102;
+
+TEST(one_attempt_takes_a_free_lock_with_the_ttl_the_server_reports) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(once0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(release0)
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.acquire(10000), Status::ok);
+    CHECK_EQ(f.lock.remaining_ms(), 10000U - drift);
+    CHECK(f.lock.token() == token0);
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK(f.mock.done());
+}
+
+TEST(one_attempt_that_finds_the_lock_busy_does_not_queue) {
+    Fixture f;
+    f.mock.on_connect().expect(once0).reply(busy_5s);
+    CHECK_EQ(f.lock.acquire(10000), Status::busy);
+    CHECK(f.lock.token().empty());
+    CHECK(f.mock.done());
+}
+
+// The hand-off came after the attempt was answered and before the BLPOP went out: the BLPOP
+// returns at once, and validity counts from the attempt's send time, not the BLPOP's.
+TEST(validity_after_a_wake_counts_from_the_last_attempt_not_the_blpop) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .recv_delay(300)
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .reply(woken);
+    const std::uint32_t start = f.mock.now_ms;
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK_EQ(f.mock.now_ms - start, 300U);
+    // 300 ms went by after the attempt was sent; the BLPOP was sent after them.
+    CHECK_EQ(f.lock.remaining_ms(), 10000U - drift - 300U);
+    CHECK(f.mock.done());
+}
+
+TEST(validity_after_a_wake_in_the_middle_of_a_block) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .recv_delay(400)
+        .reply(woken);
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK_EQ(f.lock.remaining_ms(), 10000U - drift - 400U);
+    CHECK(f.mock.done());
+}
+
+// A hand-off before a refresh: the refresh itself answers held, with KEY's PTTL read after it
+// was sent.
+TEST(a_refresh_that_finds_the_lock_handed_over_takes_the_pttl) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .recv_delay(1000)
+        .reply("*-1\r\n")
+        .expect(join0)
+        .reply("*2\r\n:1\r\n:4000\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK_EQ(f.lock.remaining_ms(), 4000U - 42U);
+    CHECK(f.mock.done());
+}
+
+// A block never outlasts the holder's PTTL, Redis's 100 ms timer tick included: 150 ms left
+// block 50 ms; 80 ms left are slept.
+TEST(blocks_end_before_the_holders_pttl) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply("*2\r\n:0\r\n:150\r\n")
+        .expect(blpop("0.050"))
+        .recv_delay(50)
+        .reply("*-1\r\n")
+        .expect(join0)
+        .reply("*2\r\n:0\r\n:80\r\n")
+        .expect(join0)
+        .reply("*2\r\n:1\r\n:10000\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK_EQ(f.mock.sleeps, 1U);
+    CHECK_EQ(f.mock.slept_ms, 80U);
+    CHECK(f.mock.done());
+}
+
+TEST(a_wait_that_runs_out_leaves_the_queue) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("0.200"))  // 300 ms left, minus the tick
+        .recv_delay(200)
+        .reply("*-1\r\n")
+        .expect(join0)
+        .reply(busy_5s)  // 100 ms left: slept, not blocked
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(leave0)
+        .reply("*2\r\n:0\r\n:4500\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 300), Status::busy);
+    CHECK(f.lock.token().empty());
+    CHECK_EQ(f.lock.remaining_ms(), 0U);
+    CHECK(f.mock.done());
+}
+
+TEST(leaving_takes_a_lock_handed_over_meanwhile) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("0.200"))
+        .recv_delay(200)
+        .reply("*-1\r\n")
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(leave0)
+        .reply("*2\r\n:1\r\n:9000\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 300), Status::ok);
+    CHECK_EQ(f.lock.remaining_ms(), 9000U - 92U);
+    CHECK(f.mock.done());
+}
+
+TEST(a_wake_item_of_another_list_is_not_a_hand_off) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .reply("*2\r\n$5\r\nother\r\n$1\r\n1\r\n")
+        .expect(join0)
+        .reply("*2\r\n:1\r\n:10000\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK(f.mock.done());
+}
+
+TEST(a_malformed_answer_keeps_the_token_without_validity) {
+    Fixture f;
+    f.mock.on_connect().expect(once0).reply("*2\r\n:1\r\n:0\r\n");
+    CHECK_EQ(f.lock.acquire(10000), Status::protocol_error);
+    CHECK(f.lock.token() == token0);
+    CHECK_EQ(f.lock.remaining_ms(), 0U);
+    CHECK(f.mock.done());
+}
+
+TEST(keys_without_a_slot_safe_companion_name_are_refused_unsent) {
+    for (std::string_view key : {"a}b", "{}x}", "}", ""}) {
+        Fixture f(key);
+        CHECK_EQ(f.lock.acquire(1000), Status::invalid_argument);
+        CHECK_EQ(f.lock.try_acquire(1000, 100), Status::invalid_argument);
+        CHECK_EQ(f.mock.connects, 0U);
+    }
+    char base[16];
+    CHECK_EQ(resplock::fair_companion_base("job", base), std::size_t{5});
+    CHECK(std::memcmp(base, "{job}", 5) == 0);
+    CHECK_EQ(resplock::fair_companion_base("q:{job}", base), std::size_t{7});
+    CHECK(std::memcmp(base, "q:{job}", 7) == 0);
+}
+
+}  // namespace

@@ -6,7 +6,7 @@ namespace detail {
 
 using namespace std::string_view_literals;
 
-Status random_token(const resplock_port_t& port, char (&out)[token_len]) noexcept {
+Status random_token(const resplock_port_t& port, char* out) noexcept {
     // The random bytes go to the second half of `out` and are spelled out in hex in place:
     // byte i is read before digits 2i and 2i+1 overwrite anything unread (saves stack).
     auto* random = reinterpret_cast<std::uint8_t*>(out + RESPLOCK_TOKEN_BYTES);

@@ -194,14 +194,32 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
 }
 
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
-    // 32-bit divisions by a constant: a multiplication on a Cortex-M, no library call.
-    std::size_t n = 1;
-    for (std::uint32_t v = value; v >= 10; v /= 10)
-        ++n;
+    // Backwards into a scratch buffer, in one pass. 32-bit divisions by a constant: a
+    // multiplication on a Cortex-M, no library call.
+    char digits[10];
+    std::size_t at = sizeof digits;
+    do {
+        digits[--at] = static_cast<char>('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    const std::size_t n = sizeof digits - at;
     if (n > capacity) return 0;
-    for (std::size_t i = n; i != 0; --i, value /= 10)
-        out[i - 1] = static_cast<char>('0' + value % 10);
+    std::memcpy(out, digits + at, n);
     return n;
+}
+
+std::size_t encode_decimal_bulk(std::uint32_t value, char* out) noexcept {
+    // $<count> CR LF: the count has two digits (10) from 10^9 on, else one.
+    const std::size_t at = value >= 1000000000U ? 5 : 4;
+    const std::size_t n = at + format_decimal(value, out + at, 10);
+    out[0] = '$';
+    out[1] = static_cast<char>(at == 5 ? '1' : '0' + (n - at));
+    out[2] = '0';  // the second digit of 10, or overwritten by CR just below
+    out[at - 2] = '\r';
+    out[at - 1] = '\n';
+    out[n] = '\r';
+    out[n + 1] = '\n';
+    return n + 2;
 }
 
 }  // namespace resplock::resp

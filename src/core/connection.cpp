@@ -82,37 +82,17 @@ Status Connection::send(const std::string_view* args, std::size_t count,
                         Deadline deadline) noexcept {
     request_sent_ = false;
     if (args == nullptr || count == 0) return Status::invalid_argument;
-    const Status s = ready(deadline);
-    return s != Status::ok ? s : transmit(args, count, deadline);
-}
-
-Status Connection::command_encoded(const std::string_view* parts, std::size_t count,
-                                   resp::Reply& reply, Deadline deadline) noexcept {
-    Status s = ready(deadline);
-    if (s != Status::ok) return s;
-    error_reply_ = false;  // the request overwrites the buffer
-    std::size_t len = 0;
-    for (std::size_t i = 0; i != count; ++i) {
-        const std::size_t n = parts[i].size();
-        if (n > size_ - len) return Status::too_large;
-        std::memcpy(buf_ + len, parts[i].data(), n);
-        len += n;
-    }
-    s = transmit(len, deadline);
-    return s != Status::ok ? s : receive(reply, deadline);
-}
-
-Status Connection::ready(Deadline deadline) noexcept {
-    request_sent_ = false;
     // Bytes waiting before a request is sent answer no request of ours (a late reply), and a
     // server that closed the connection while it was idle shows up here too: start afresh.
     if (connected_ && port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_), 1, 0) != 0) {
         close();
     }
-    if (connected_) return Status::ok;
-    const Status s = connect(deadline);
-    request_sent_ = false;
-    return s;
+    if (!connected_) {
+        const Status s = connect(deadline);
+        request_sent_ = false;
+        if (s != Status::ok) return s;
+    }
+    return transmit(args, count, deadline);
 }
 
 Status Connection::connect(Deadline deadline) noexcept {
@@ -160,10 +140,7 @@ Status Connection::transmit(const std::string_view* args, std::size_t count,
     error_reply_ = false;  // the request overwrites the buffer
     std::size_t len = 0;
     const Status s = resp::encode_command(args, count, buf_, size_, &len);
-    return s != Status::ok ? s : transmit(len, deadline);
-}
-
-Status Connection::transmit(std::size_t len, Deadline deadline) noexcept {
+    if (s != Status::ok) return s;
     std::size_t off = 0;
     while (off < len) {
         const std::uint32_t left = deadline.remaining(port_);

@@ -78,9 +78,9 @@ inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
     return ttl_ms >= 1 && ttl_ms <= max_ttl_ms;
 }
 
-// Writes token_len lowercase hex digits of RESPLOCK_TOKEN_BYTES bytes from the port's random
-// source to out[0..token_len). Returns ok or random_failed.
-Status random_token(const resplock_port_t& port, char* out) noexcept;
+// Fills `out` with token_len lowercase hex digits of RESPLOCK_TOKEN_BYTES bytes from the port's
+// random source. Returns ok or random_failed.
+Status random_token(const resplock_port_t& port, char (&out)[token_len]) noexcept;
 
 // Whether `owner` may label a token (AcquireOptions::owner): empty (no label), or 1..max_owner_len
 // bytes of A-Z a-z 0-9 . _ - (printable anywhere, never the ':' that ends it, no space).

@@ -69,7 +69,7 @@ void Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent
                 Status s) noexcept {
     // As the plain keep(), for a token of any length up to max_token_len.
     std::memcpy(token_, token.data(), token.size());
-    token_len_ = static_cast<std::uint8_t>(token.size());
+    token_len_ = token.size();
     if (s == Status::ok) {
         validity_.start(sent_at, ttl_ms);
     } else {

@@ -103,14 +103,6 @@ class Connection {
     // timeout, closed, io_error, protocol_error, too_large (the connection is then closed).
     Status receive(resp::Reply& reply, Deadline deadline) noexcept;
 
-    // command() for a request the caller has already encoded in RESP, as the concatenation of
-    // parts[0..count) (each a view of raw bytes, copied once into the buffer): what a lock uses
-    // for its requests of fixed shape. Returns command()'s statuses; too_large with
-    // request_sent() false when the parts do not fit the buffer (not sent). The bytes are not
-    // checked: the caller must give one well-formed RESP array of bulk strings.
-    Status command_encoded(const std::string_view* parts, std::size_t count, resp::Reply& reply,
-                           Deadline deadline) noexcept;
-
     // command() with a deadline of config().timeout_ms from now.
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept {
         return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
@@ -139,12 +131,7 @@ class Connection {
   private:
     friend class Observer;  // tells connect from reconnect in connected_before_
 
-    // Before a request is written: the idle check, then a connect if none is open.
-    Status ready(Deadline deadline) noexcept;
-    // Encodes args into the buffer and sends it (the handshake's requests).
     Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
-    // Sends buf_[0..len).
-    Status transmit(std::size_t len, Deadline deadline) noexcept;
     Status handshake(Deadline deadline) noexcept;
     Status broken(Status s) noexcept;
 

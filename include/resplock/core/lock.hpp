@@ -152,18 +152,14 @@ class Lock {
 
     // The token of the current or last attempted hold; empty when there is none.
     std::string_view token() const noexcept { return {token_, token_len_}; }
-    std::string_view key() const noexcept { return {key_ + key_at_, key_len_}; }
+    std::string_view key() const noexcept { return {key_, key_len_}; }
     Connection& connection() const noexcept { return conn_; }
 
   private:
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
-    // 1 release, 2 extend; its reply awaited up to wait_ms from now.
+    // 1 release, 2 extend; its reply awaited until `deadline`.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                      std::uint32_t wait_ms) noexcept;
-    // The owner script with key() and token() as arguments, then `tail`: CR LF (release), or
-    // CR LF and the TTL as a RESP bulk string (extend). Sent pre-encoded: EVALSHA, then EVAL on
-    // NOSCRIPT.
-    Status run_owner(std::string_view tail, resp::Reply& reply, Deadline deadline) noexcept;
+                      Deadline deadline) noexcept;
     Status owner_result(Status s, const resp::Reply& reply) noexcept;
     // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
     // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
@@ -175,19 +171,12 @@ class Lock {
     Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
     void drop() noexcept;
 
-    // The key encoded once, as the RESP bulk string every request of the lock carries
-    // ($<length> CR LF <key> CR LF); the key's bytes start at key_at_.
-    std::string_view key_bulk() const noexcept {
-        return {key_, key_len_ == 0 ? 0U : key_at_ + key_len_ + 2U};
-    }
-
     Connection& conn_;
-    Validity validity_;
-    char key_[RESPLOCK_MAX_KEY_LEN + 10];  // '$', up to 5 digits, CR LF; the key; CR LF
+    char key_[RESPLOCK_MAX_KEY_LEN];
+    std::size_t key_len_ = 0;
     char token_[max_token_len];
-    std::uint16_t key_len_ = 0;
-    std::uint8_t key_at_ = 0;
-    std::uint8_t token_len_ = 0;
+    std::size_t token_len_ = 0;
+    Validity validity_;
 };
 
 // Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the

@@ -104,12 +104,6 @@ inline std::size_t format_decimal(std::uint32_t value, char (&out)[10]) noexcept
     return format_decimal(value, out, sizeof out);
 }
 
-// Longest RESP bulk string of a 32-bit decimal: $10 CR LF, 10 digits, CR LF.
-inline constexpr std::size_t decimal_bulk_max = 17;
-// Writes `value` as a RESP bulk string of its decimal digits ($<count> CR LF <digits> CR LF) to
-// out[0..decimal_bulk_max) and returns its length.
-std::size_t encode_decimal_bulk(std::uint32_t value, char* out) noexcept;
-
 }  // namespace resplock::resp
 
 #endif  // RESPLOCK_RESP_HPP

@@ -87,9 +87,10 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 }
 
 Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                        Deadline deadline) noexcept {
+                        std::uint32_t wait_ms) noexcept {
     std::string_view args[6] = {{}, {}, "1"sv, key(), token(), ttl};
-    return detail::eval(conn_, owner_script, args, 4 + argc, reply, deadline);
+    return detail::eval(conn_, owner_script, args, 4 + argc, reply,
+                        Deadline::after(conn_.port(), wait_ms));
 }
 
 // The answer of the release/extend request; forgets the token once the lock is known lost.
@@ -102,8 +103,7 @@ Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
 Status Lock::release() noexcept {
     if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s = owner_result(
-        run_script(1, {}, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms)), reply);
+    const Status s = owner_result(run_script(1, {}, reply, conn_.config().timeout_ms), reply);
     // Whatever the outcome, the caller stops relying on the lock; the token stays for a retry
     // unless the release is done or the key is known lost.
     validity_.end();
@@ -120,8 +120,7 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s = owner_result(
-        run_script(2, {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)), reply);
+    const Status s = owner_result(run_script(2, {ttl_text, ttl_len}, reply, wait_ms), reply);
     // Unconfirmed, the renewal may still have run, and a shorter TTL then ends the key before
     // the old validity would have.
     if (s == Status::ok) {
@@ -135,8 +134,7 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 Status Lock::query(LockInfo& info) noexcept {
     if (key_len_ == 0) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s =
-        run_script(0, {}, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms));
+    const Status s = run_script(0, {}, reply, conn_.config().timeout_ms);
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
     if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||

@@ -157,9 +157,9 @@ class Lock {
 
   private:
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
-    // 1 release, 2 extend; its reply awaited until `deadline`.
+    // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                      Deadline deadline) noexcept;
+                      std::uint32_t wait_ms) noexcept;
     Status owner_result(Status s, const resp::Reply& reply) noexcept;
     // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
     // s (ok, or an outcome that may have set the key); claims validity only on ok. Its

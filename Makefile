@@ -11,8 +11,10 @@
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean
 # Cortex-M4 proofs with arm-none-eabi-g++ (see tests/target/):
-#   make size                          flash/RAM per object, worst-case stack per public call
-#   make size SIZE_CHECK=1             the same, failing when the core is over its budget
+#   make size                          flash/RAM per object, worst-case stack per public call,
+#                                      what a minimal C API firmware links (its link map)
+#   make size SIZE_CHECK=1             the same, failing when the core or that firmware is over
+#                                      its budget
 #   make cortex-m4-tests               the mock-port unit tests run under qemu-system-arm
 CROSS ?=
 ifeq ($(origin CXX),default)
@@ -96,6 +98,7 @@ FIRMWARE_TARGET := 4096
 FIRMWARE_CEILING := 5120
 SIZE_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_c_api
 SIZE_CC ?= arm-none-eabi-gcc
+SIZE_AR ?= arm-none-eabi-ar
 
 size: $(SIZE_OBJ) $(SIZE_FIRMWARE).map
 	@python3 tests/target/size_report.py --build $(SIZE_BUILD) --compiler "$(SIZE_CXX)" \
@@ -106,7 +109,7 @@ size: $(SIZE_OBJ) $(SIZE_FIRMWARE).map
 $(SIZE_BUILD)/firmware/libresplock.a: $(SIZE_OBJ)
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	$(SIZE_CXX:g++=ar) rcs $@ $^
+	$(SIZE_AR) rcs $@ $^
 
 $(SIZE_FIRMWARE).map: tests/target/cortex-m4/firmware_c_api.c $(SIZE_BUILD)/firmware/libresplock.a \
     tests/target/cortex-m4/mps2-an386.ld

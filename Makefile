@@ -11,8 +11,10 @@
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean
 # Cortex-M4 proofs with arm-none-eabi-g++ (see tests/target/):
-#   make size                          flash/RAM per object, worst-case stack per public call
-#   make size SIZE_CHECK=1             the same, failing when the core is over its budget
+#   make size                          flash/RAM per object, worst-case stack per public call,
+#                                      what a minimal C API firmware links (its link map)
+#   make size SIZE_CHECK=1             the same, failing when the core or that firmware is over
+#                                      its budget
 #   make cortex-m4-tests               the mock-port unit tests run under qemu-system-arm
 CROSS ?=
 ifeq ($(origin CXX),default)
@@ -81,15 +83,42 @@ clean:
 
 # Footprint on a Cortex-M4 (own folder; never mixed with the objects above). Budget: core flash
 # 4096 B, core .data+.bss 0 B, 512 B of stack per public call (the port's own stack excluded).
+# (Target: core flash 3072 B, not met: docs/footprint.md.)
 SIZE_BUILD ?= $(BUILD)/size-cortex-m4
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su
 SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 
-size: $(SIZE_OBJ)
+# What a firmware pays for the C API's try_acquire/extend/release: a minimal firmware linked
+# with newlib-nano and --gc-sections, read from its link map (the C run-time it pulls counted).
+# Target 4096 B, not met (docs/footprint.md); SIZE_CHECK fails only above FIRMWARE_CEILING, a
+# guard against growth.
+FIRMWARE_TARGET := 4096
+FIRMWARE_CEILING := 5120
+SIZE_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_c_api
+SIZE_CC ?= arm-none-eabi-gcc
+SIZE_AR ?= arm-none-eabi-ar
+
+size: $(SIZE_OBJ) $(SIZE_FIRMWARE).map
 	@python3 tests/target/size_report.py --build $(SIZE_BUILD) --compiler "$(SIZE_CXX)" \
 	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" $(if $(SIZE_CHECK),--check)
+	@python3 tests/target/firmware_size.py $(SIZE_FIRMWARE).map --target-flash $(FIRMWARE_TARGET) \
+	    --max-flash $(FIRMWARE_CEILING) $(if $(SIZE_CHECK),--check)
+
+$(SIZE_BUILD)/firmware/libresplock.a: $(SIZE_OBJ)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	$(SIZE_AR) rcs $@ $^
+
+$(SIZE_FIRMWARE).map: tests/target/cortex-m4/firmware_c_api.c $(SIZE_BUILD)/firmware/libresplock.a \
+    tests/target/cortex-m4/mps2-an386.ld
+	@mkdir -p $(dir $@)
+	$(SIZE_CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) -Werror $(CPPFLAGS) $(SIZE_FLAGS) \
+	    -c $< -o $(SIZE_FIRMWARE).o
+	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
+	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
+	    -o $(SIZE_FIRMWARE).elf $(SIZE_FIRMWARE).o $(SIZE_BUILD)/firmware/libresplock.a
 
 $(SIZE_BUILD)/src/%.o: src/%.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)

@@ -60,14 +60,15 @@ struct Deadline {
 
 enum class Wait { ready, timed_out, failed };
 
-// Waits until `events` are signalled on fd or the deadline passes. POLLERR/POLLHUP count as
-// ready: the following socket call reports what happened.
-Wait wait_for(int fd, short events, Deadline deadline) noexcept {
-    for (;;) {
+// Waits until `events` are signalled on fd, for at most wait_ms and never past the deadline
+// (wait_ms is what is left of it, read by the caller). POLLERR/POLLHUP count as ready: the
+// following socket call reports what happened.
+Wait wait_for(int fd, short events, int wait_ms, Deadline deadline) noexcept {
+    for (;; wait_ms = deadline.remaining()) {
         pollfd p{};
         p.fd = fd;
         p.events = events;
-        const int r = poll(&p, 1, deadline.remaining());
+        const int r = poll(&p, 1, wait_ms);
         if (r > 0) return (p.revents & POLLNVAL) != 0 ? Wait::failed : Wait::ready;
         if (r == 0) return Wait::timed_out;
         if (errno != EINTR) return Wait::failed;
@@ -142,7 +143,7 @@ std::int32_t connect_address(const sockaddr* addr, socklen_t addr_len, Deadline 
             close_fd(fd);
             return r;
         }
-        const Wait w = wait_for(fd, static_cast<short>(POLLOUT), deadline);
+        const Wait w = wait_for(fd, static_cast<short>(POLLOUT), deadline.remaining(), deadline);
         if (w != Wait::ready) {
             close_fd(fd);
             return w == Wait::timed_out ? RESPLOCK_PORT_TIMEOUT : RESPLOCK_PORT_ERROR;
@@ -249,8 +250,9 @@ static std::int32_t posix_send(void* ctx, const std::uint8_t* data, std::size_t 
     if (len == 0) return 0;
     if (len > static_cast<std::size_t>(INT32_MAX)) len = static_cast<std::size_t>(INT32_MAX);
 
-    const Deadline deadline = Deadline::after(timeout_ms);
-    for (;;) {
+    // The clock is read only once the call has to wait: the common case sends at once.
+    Deadline deadline{0};
+    for (bool waited = false;; waited = true) {
         const ssize_t n = send(self->fd, data, len, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n > 0) return static_cast<std::int32_t>(n);
         if (n < 0) {
@@ -259,8 +261,11 @@ static std::int32_t posix_send(void* ctx, const std::uint8_t* data, std::size_t 
                 return RESPLOCK_PORT_ERROR;
             }
         }
-        if (deadline.remaining() == 0) return 0;
-        const Wait w = wait_for(self->fd, static_cast<short>(POLLOUT), deadline);
+        if (timeout_ms == 0) return 0;
+        if (!waited) deadline = Deadline::after(timeout_ms);
+        const int left = deadline.remaining();
+        if (left == 0) return 0;
+        const Wait w = wait_for(self->fd, static_cast<short>(POLLOUT), left, deadline);
         if (w == Wait::timed_out) return 0;
         if (w == Wait::failed) return RESPLOCK_PORT_ERROR;
     }
@@ -273,17 +278,29 @@ static std::int32_t posix_recv(void* ctx, std::uint8_t* buf, std::size_t len,
     if (len == 0) return 0;
     if (len > static_cast<std::size_t>(INT32_MAX)) len = static_cast<std::size_t>(INT32_MAX);
 
-    const Deadline deadline = Deadline::after(timeout_ms);
+    // A check without waiting reads no clock; a wait polls first (a reply is rarely there at
+    // once) and reads the clock once, for the deadline of any further poll.
+    Deadline deadline{0};
+    int wait_ms = 0;
+    if (timeout_ms != 0) {
+        deadline = Deadline::after(timeout_ms);
+        wait_ms = timeout_ms > static_cast<std::uint32_t>(INT_MAX) ? INT_MAX
+                                                                   : static_cast<int>(timeout_ms);
+    }
     for (;;) {
+        if (wait_ms != 0) {
+            const Wait w = wait_for(self->fd, static_cast<short>(POLLIN), wait_ms, deadline);
+            if (w == Wait::timed_out) return 0;
+            if (w == Wait::failed) return RESPLOCK_PORT_ERROR;
+        }
         const ssize_t n = recv(self->fd, buf, len, MSG_DONTWAIT);
         if (n > 0) return static_cast<std::int32_t>(n);
         if (n == 0) return RESPLOCK_PORT_CLOSED;  // orderly shutdown by the peer
         if (errno == ECONNRESET) return RESPLOCK_PORT_CLOSED;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return RESPLOCK_PORT_ERROR;
-        if (deadline.remaining() == 0) return 0;
-        const Wait w = wait_for(self->fd, static_cast<short>(POLLIN), deadline);
-        if (w == Wait::timed_out) return 0;
-        if (w == Wait::failed) return RESPLOCK_PORT_ERROR;
+        if (timeout_ms == 0) return 0;
+        wait_ms = deadline.remaining();  // woken without data: wait for what is left
+        if (wait_ms == 0) return 0;
     }
 }
 

@@ -32,6 +32,17 @@ constexpr std::string_view error_words =
 static_assert(static_cast<int>(Status::wrong_type) - static_cast<int>(Status::auth_required) == 8,
               "error_words follows the status list");
 
+// A NUL-terminated string as a view, counted here up to `limit` bytes (the buffer's size: a longer
+// one could not be sent anyway). std::string_view's own constructor calls strlen, and so does an
+// unbounded loop once the compiler sees the idiom: that would pull the C library's strlen
+// (hundreds of bytes on a Cortex-M) into a firmware.
+std::string_view text_of(const char* s, std::size_t limit) noexcept {
+    std::size_t n = 0;
+    while (n < limit && s[n] != '\0')
+        ++n;
+    return {s, n};
+}
+
 }  // namespace
 
 Status classify_error(std::string_view message) noexcept {
@@ -113,9 +124,9 @@ Status Connection::handshake(Deadline deadline) noexcept {
     resp::Reply reply;
     if (config_.password != nullptr) {
         // AUTH user password, or AUTH password: the last two of {AUTH, AUTH, password}.
-        std::string_view auth[3] = {"AUTH"sv, "AUTH"sv, config_.password};
+        std::string_view auth[3] = {"AUTH"sv, "AUTH"sv, text_of(config_.password, size_)};
         const bool user = config_.username != nullptr;
-        if (user) auth[1] = config_.username;
+        if (user) auth[1] = text_of(config_.username, size_);
         Status s = transmit(auth + (user ? 0 : 1), user ? 3 : 2, deadline);
         if (s == Status::ok) s = receive(reply, deadline);
         // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)

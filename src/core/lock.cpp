@@ -39,9 +39,10 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view args[6] = {"SET"sv, key(),  {fresh, token_len},
                                       "NX"sv,  "PX"sv, {ttl_text, ttl_len}};
+    // One clock read: the time the request is sent, and the start of its deadline.
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    Status s = conn_.command(args, 6, reply);
+    Status s = conn_.command(args, 6, reply, Deadline::after(sent_at, conn_.config().timeout_ms));
     if (s == Status::ok) {
         s = detail::set_answer(reply);
         if (s == Status::busy) return s;

@@ -28,32 +28,6 @@ bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     return true;
 }
 
-// Appends to a fixed buffer; refuses (writing nothing) what does not fit.
-struct Writer {
-    char* out;
-    std::size_t capacity;
-    std::size_t size;
-
-    bool put(const char* data, std::size_t n) noexcept {
-        if (n > capacity - size) return false;
-        if (n != 0) std::memcpy(out + size, data, n);
-        size += n;
-        return true;
-    }
-    // A RESP header line: the type byte, a decimal, CR LF. The digits go straight into the
-    // output (no copy on the stack: this is on the deepest call path).
-    bool header(char kind, std::size_t value) noexcept {
-        // A count or length of 2^32 or more (two shifts: size_t may be 32 bits) is refused.
-        if (size == capacity || (value >> 16 >> 16) != 0) return false;
-        const std::size_t n =
-            format_decimal(static_cast<std::uint32_t>(value), out + size + 1, capacity - size - 1);
-        if (n == 0) return false;
-        out[size] = kind;
-        size += 1 + n;
-        return put("\r\n", 2);
-    }
-};
-
 }  // namespace
 
 bool Value::equals(std::string_view s) const noexcept {
@@ -182,25 +156,45 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
     for (std::size_t i = 0; i != count; ++i) {
         if (args[i].data() == nullptr && args[i].size() != 0) return Status::invalid_argument;
     }
-    Writer w{out, capacity, 0};
-    bool fits = w.header('*', count);
-    for (std::size_t i = 0; fits && i != count; ++i) {
-        fits = w.header('$', args[i].size()) && w.put(args[i].data(), args[i].size()) &&
-               w.put("\r\n", 2);
+    // Item 0 is the array header (*count), item i the bulk string of args[i - 1] ($size, bytes).
+    // Each piece is checked against the room left before it is written: nothing is written
+    // past capacity.
+    std::size_t at = 0;
+    for (std::size_t i = 0; i <= count; ++i) {
+        const std::size_t n = i == 0 ? count : args[i - 1].size();
+        // A count or length of 2^32 or more (two shifts: size_t may be 32 bits) is refused.
+        if (at == capacity || (n >> 16 >> 16) != 0) return Status::too_large;
+        // The digits go straight into the output (no copy on the stack: the deepest call path).
+        const std::size_t digits =
+            format_decimal(static_cast<std::uint32_t>(n), out + at + 1, capacity - at - 1);
+        if (digits == 0) return Status::too_large;
+        out[at] = i == 0 ? '*' : '$';
+        at += 1 + digits;
+        // CR LF, then for a bulk string its bytes and CR LF.
+        const std::size_t room = capacity - at;
+        if (room < 2 || (i != 0 && (room < 4 || n > room - 4))) return Status::too_large;
+        out[at] = '\r';
+        out[at + 1] = '\n';
+        at += 2;
+        if (i == 0) continue;
+        if (n != 0) std::memcpy(out + at, args[i - 1].data(), n);
+        out[at + n] = '\r';
+        out[at + n + 1] = '\n';
+        at += n + 2;
     }
-    if (!fits) return Status::too_large;
-    *written = w.size;
+    *written = at;
     return Status::ok;
 }
 
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
-    // 32-bit divisions by a constant: a multiplication on a Cortex-M, no library call.
+    // Counts the digits by comparisons, then writes them in place from the last. 32-bit
+    // divisions by a constant: a multiplication on a Cortex-M, no library call.
     std::size_t n = 1;
-    for (std::uint32_t v = value; v >= 10; v /= 10)
+    for (std::uint32_t power = 10; n < 10 && value >= power; power *= 10)
         ++n;
     if (n > capacity) return 0;
-    for (std::size_t i = n; i != 0; --i, value /= 10)
-        out[i - 1] = static_cast<char>('0' + value % 10);
+    for (std::size_t i = n; i != 0; value /= 10)
+        out[--i] = static_cast<char>('0' + value % 10);
     return n;
 }
 

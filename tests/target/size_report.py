@@ -377,6 +377,10 @@ def main():
 
     print(f"cortex_m4.core_flash {core_flash} bytes")
     print(f"cortex_m4.core_ram {core_ram} bytes")
+    # The deepest budgeted call (the core's and its C API's), the one the stack budget bounds.
+    core_stacks = [(depth, key) for fn, key, depth, *_ in results if budgeted(fn)]
+    if core_stacks:
+        print(f"cortex_m4.core_stack_worst {max(core_stacks)[0]} bytes")
     for path, role, flash, ram, opt in rows:
         base = path[len("src/"):-len(".cpp")].replace("/", ".")
         print(f"cortex_m4.flash.{base} {flash} bytes")

@@ -41,7 +41,11 @@ struct Deadline {
 
     // `ms` from now; more than max_span_ms counts as max_span_ms.
     static Deadline after(const resplock_port_t& port, std::uint32_t ms) noexcept {
-        return {port.now_ms(port.ctx) + (ms < max_span_ms ? ms : max_span_ms)};
+        return after(port.now_ms(port.ctx), ms);
+    }
+    // `ms` from the port time now_ms (a reading the caller needs as well: one clock read).
+    static Deadline after(std::uint32_t now_ms, std::uint32_t ms) noexcept {
+        return {now_ms + (ms < max_span_ms ? ms : max_span_ms)};
     }
     // Milliseconds left (0 once passed).
     std::uint32_t remaining(const resplock_port_t& port) const noexcept {

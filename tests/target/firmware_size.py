@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""What resplock adds to a firmware: reads the GNU ld link map (-Wl,-Map) of a firmware linked
+with --gc-sections (tests/target/cortex-m4/firmware_c_api.c, built by `make size`) and sums the
+input sections the linker kept, by where they came from:
+
+- library: members of the resplock archive (its name given with --library);
+- C run-time: members of the toolchain's archives (libc_nano.a, libgcc.a, ...) that the link
+  pulled in, e.g. memcpy, memcmp, strlen: the library's calls pull them, the firmware pays them;
+- the firmware's own objects (start-up, port, main) are listed apart and not counted.
+
+flash = every kept section but .bss/.noinit (.data counts: its initial values are in flash);
+RAM = .data + .bss. Prints library + C run-time next to --target-flash (reported, not enforced);
+with --check, exits 1 when their flash exceeds --max-flash (a ceiling against growth) or their
+RAM exceeds --max-ram. Prints a table, then `name value unit` lines.
+"""
+
+import argparse
+import os
+import re
+import sys
+
+# An input section: " .text.name  0xADDR  0xSIZE  file", its name alone on the line before when
+# long. *fill* lines are alignment padding, attributed to no one.
+LINE = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
+OUTPUT = re.compile(r"^(\.\S+)")
+RAM_SECTIONS = (".bss", ".noinit")
+NOT_LOADED = (".comment", ".ARM.attributes", ".debug", ".stab")
+
+
+def parse(path):
+    """Yields (output section, input section, size, file) for each kept input section."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    try:
+        start = lines.index("Linker script and memory map")
+    except ValueError:
+        raise SystemExit(f"{path}: not a GNU ld map (no 'Linker script and memory map')")
+    output = None
+    pending = None  # a long input section name whose address is on the next line
+    for line in lines[start + 1:]:
+        m = OUTPUT.match(line)
+        if m:
+            output = m.group(1)
+            pending = None
+            continue
+        if output is None:
+            continue
+        stripped = line.strip()
+        if line.startswith(" ") and stripped and " " not in stripped and stripped.startswith("."):
+            pending = stripped
+            continue
+        m = LINE.match(line)
+        if not m:
+            pending = None
+            continue
+        name = m.group(1) or pending
+        pending = None
+        if name is None or name == "*fill*":
+            continue
+        size = int(m.group(3), 16)
+        if size:
+            yield output, name, size, m.group(4).strip()
+
+
+def origin(path, library):
+    """library, runtime, or own, from an input file as the map names it: archive(member) or
+    object."""
+    archive = path.split("(")[0]
+    if os.path.basename(archive) == library:
+        return "library"
+    if "(" in path:
+        return "runtime"
+    return "own"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("map", help="the firmware's link map")
+    ap.add_argument("--library", default="libresplock.a", help="file name of the library archive")
+    ap.add_argument("--name", default="firmware_c_api", help="prefix of the figures printed")
+    ap.add_argument("--target-flash", type=int, default=4096)
+    ap.add_argument("--max-flash", type=int, default=4096)
+    ap.add_argument("--max-ram", type=int, default=0)
+    ap.add_argument("--check", action="store_true", help="exit 1 when over budget")
+    args = ap.parse_args()
+
+    flash = {"library": 0, "runtime": 0, "own": 0}
+    ram = dict(flash)
+    members = {}  # (origin, member) -> flash bytes
+    for output, _, size, path in parse(args.map):
+        if output.startswith(NOT_LOADED):
+            continue
+        who = origin(path, args.library)
+        member = os.path.basename(path)
+        if output.startswith(RAM_SECTIONS):
+            ram[who] += size
+            continue
+        flash[who] += size
+        if output.startswith(".data"):
+            ram[who] += size
+        members[(who, member)] = members.get((who, member), 0) + size
+    if flash["library"] == 0:
+        raise SystemExit(f"{args.map}: nothing from {args.library} was linked")
+
+    total_flash = flash["library"] + flash["runtime"]
+    total_ram = ram["library"] + ram["runtime"]
+    print(f"firmware {args.name}: what resplock adds (link map {args.map})")
+    for who, title in (("library", "resplock"), ("runtime", "C run-time pulled in")):
+        print(f"  {title:<28} {flash[who]:>6} B flash {ram[who]:>5} B RAM")
+        for (w, member), size in sorted(members.items(), key=lambda kv: -kv[1]):
+            if w == who:
+                print(f"      {member:<40} {size:>6} B")
+    verdict = "met" if total_flash <= args.target_flash else (
+        f"missed by {total_flash - args.target_flash} B")
+    print(f"  {'total':<28} {total_flash:>6} B flash {total_ram:>5} B RAM   (target: flash <= "
+          f"{args.target_flash} B, {verdict}; checked: flash <= {args.max_flash} B, RAM <= "
+          f"{args.max_ram} B)")
+    print(f"  (not counted: the firmware's own start-up, port and main, {flash['own']} B flash, "
+          f"{ram['own']} B RAM, the lock and connection objects and buffer included)")
+    print()
+    print(f"cortex_m4.{args.name}.flash {total_flash} bytes")
+    print(f"cortex_m4.{args.name}.ram {total_ram} bytes")
+    print(f"cortex_m4.{args.name}.library_flash {flash['library']} bytes")
+    print(f"cortex_m4.{args.name}.runtime_flash {flash['runtime']} bytes")
+    print(f"cortex_m4.{args.name}.target_flash {args.target_flash} bytes")
+    failures = []
+    if total_flash > args.max_flash:
+        failures.append(f"{args.name}: flash {total_flash} B > {args.max_flash} B")
+    if total_ram > args.max_ram:
+        failures.append(f"{args.name}: RAM {total_ram} B > {args.max_ram} B")
+    for f in failures:
+        print(f"OVER BUDGET: {f}")
+    if failures and args.check:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -116,15 +116,13 @@ std::size_t fair_buffer_min() noexcept {
                                  2 * bulk_size(10) + bulk_size(base + 3));
 }
 
+// base_ is read only up to base_len_.
 // NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
 // cppcheck-suppress uninitMemberVar
-FairLock::FairLock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
-    if (key.empty() || key.size() > sizeof key_) return;
-    base_len_ = fair_companion_base(key, base_);
-    if (base_len_ == 0) return;
-    std::memcpy(key_, key.data(), key.size());
-    key_len_ = key.size();
-}
+FairLock::FairLock(Connection& conn, std::string_view key) noexcept
+    : base_len_(key.empty() || key.size() > RESPLOCK_MAX_KEY_LEN ? 0
+                                                                 : fair_companion_base(key, base_)),
+      lock_(conn, base_len_ != 0 ? key : std::string_view{}) {}
 // NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
 // What a wait keeps between its attempts.
@@ -137,7 +135,7 @@ struct FairLock::Wait {
 
 Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
                          Wait& w) noexcept {
-    const resplock_port_t& port = conn_.port();
+    const resplock_port_t& port = connection().port();
     char ttl_text[10];
     char entry_text[10];
     std::string_view args[11] = {{},
@@ -151,11 +149,11 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
                                  {ttl_text, resp::format_decimal(ttl_ms, ttl_text)},
                                  {entry_text, resp::format_decimal(entry_ms, entry_text)},
                                  names.prefix()};
-    if (!detail::eval_fits(conn_, fair_script, args, 11)) return Status::too_large;
+    if (!detail::eval_fits(connection(), fair_script, args, 11)) return Status::too_large;
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    Status s = detail::eval(conn_, fair_script, args, 11, reply,
-                            Deadline::after(port, conn_.config().timeout_ms));
+    Status s = detail::eval(connection(), fair_script, args, 11, reply,
+                            Deadline::after(port, connection().config().timeout_ms));
     if (s == Status::ok) {
         const resp::Value* v = reply.values;
         if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
@@ -168,26 +166,26 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
             }
             // Held: KEY holds this token with that PTTL, read after this request was sent.
             if (v[1].integer == 1 && v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
-                validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+                lock_.validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
                 return Status::ok;
             }
         }
         s = Status::protocol_error;
     } else {
-        s = detail::outcome(conn_, s);
+        s = detail::outcome(connection(), s);
         // KEY holds a value of another type (GET failed before any write): someone holds it.
-        if (s == Status::wrong_type && conn_.request_sent()) {
+        if (s == Status::wrong_type && connection().request_sent()) {
             w.holder_ttl = -1;
             return Status::busy;
         }
-        if (!detail::may_have_run(conn_, s, true)) return s;
+        if (!detail::may_have_run(connection(), s, true)) return s;
     }
-    validity_.end();  // the token stays (release() may undo the script's work), no validity
+    lock_.validity_.end();  // the token stays (release() may undo the script's work), no validity
     return s;
 }
 
 Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
-    const resplock_port_t& port = conn_.port();
+    const resplock_port_t& port = connection().port();
     // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
     char seconds[16];
     std::size_t len = resp::format_decimal(ms / 1000, seconds, 10);
@@ -198,8 +196,9 @@ Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
     seconds[len++] = static_cast<char>('0' + frac % 10);
     const std::string_view args[3] = {"BLPOP"sv, names.wake(), {seconds, len}};
     resp::Reply reply;
-    const Status s = conn_.command(
-        args, 3, reply, Deadline::after(port, ms + blpop_late_ms + conn_.config().timeout_ms));
+    const Status s = connection().command(
+        args, 3, reply,
+        Deadline::after(port, ms + blpop_late_ms + connection().config().timeout_ms));
     if (s == Status::ok) {
         const resp::Value* v = reply.values;
         // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
@@ -211,7 +210,7 @@ Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
     }
     // An error reply (NOPERM from an ACL, an old server refusing a decimal timeout): sleep from
     // now on in this wait.
-    if (conn_.request_sent() && !conn_.error_text().empty()) w.blpop = false;
+    if (connection().request_sent() && !connection().error_text().empty()) w.blpop = false;
     return s;
 }
 
@@ -220,15 +219,15 @@ Status FairLock::acquire(std::uint32_t ttl_ms) noexcept {
 }
 
 Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    if (key_len_ == 0 || !detail::valid_ttl(ttl_ms) || wait_ms > max_ttl_ms || held()) {
+    if (key().empty() || !detail::valid_ttl(ttl_ms) || wait_ms > max_ttl_ms || held()) {
         return Status::invalid_argument;
     }
-    const resplock_port_t& port = conn_.port();
+    const resplock_port_t& port = connection().port();
     char fresh[token_len];
     if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
-    std::memcpy(token_, fresh, token_len);
-    token_len_ = token_len;
-    validity_.end();
+    std::memcpy(lock_.token_, fresh, token_len);
+    lock_.token_len_ = token_len;
+    lock_.validity_.end();
     const Names names(base(), token());
 
     const Deadline deadline = Deadline::after(port, wait_ms);
@@ -247,7 +246,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
         s = attempt(op, ttl_ms, entry_ms, names, w);
         if (s == Status::ok) return s;
         if (!detail::retryable(s)) {
-            if (!detail::may_have_run(conn_, s, true)) token_len_ = 0;
+            if (!detail::may_have_run(connection(), s, true)) lock_.token_len_ = 0;
             return s;
         }
         std::uint32_t left = deadline.remaining(port);
@@ -263,9 +262,9 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
             backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
             if (pause > left) pause = left;
         }
-        if (const Observer* observer = conn_.config().observer) {
+        if (const Observer* observer = connection().config().observer) {
             observer->report({RESPLOCK_EVENT_retry, static_cast<resplock_status_t>(s), n, pause,
-                              key_, key_len_});
+                              key().data(), key().size()});
         }
         if (pause == 0) continue;
         // The block may end up to blpop_late_ms after its timeout: it must still end before the
@@ -281,7 +280,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
             const std::uint32_t start = port.now_ms(port.ctx);
             if (block(w, names, blocked) == Status::ok) {
                 // Handed over after the attempt answered busy, which was sent at w.sent_at.
-                validity_.start(w.sent_at, ttl_ms);
+                lock_.validity_.start(w.sent_at, ttl_ms);
                 return Status::ok;
             }
             const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
@@ -292,103 +291,41 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
         if (deadline.overdue(port) > detail::late_wake_ms) break;
     }
     if (!w.joined) {
-        token_len_ = 0;
+        lock_.token_len_ = 0;
         return s;
     }
     // The wait ran out: leave the queue (taking the lock if it was handed over meanwhile).
     const Status left = attempt('l', ttl_ms, entry_ms, names, w);
     if (left == Status::ok) return left;
     if (left == Status::busy) {
-        token_len_ = 0;
+        lock_.token_len_ = 0;
         return left;
     }
-    if (!detail::may_have_run(conn_, left, true)) token_len_ = 0;
+    if (!detail::may_have_run(connection(), left, true)) lock_.token_len_ = 0;
     return left;
 }
 
-Status FairLock::owner_call(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                            std::uint32_t wait_ms) noexcept {
-    std::string_view args[6] = {{}, {}, "1"sv, key(), token(), ttl};
-    return detail::eval(conn_, detail::owner_script, args, 4 + argc, reply,
-                        Deadline::after(conn_.port(), wait_ms));
-}
-
 Status FairLock::release() noexcept {
-    if (key_len_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    if (key().empty() || lock_.token_len_ == 0) return Status::invalid_argument;
     const Names names(base(), token());
     std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue(), names.entries(),
                                  "r"sv, token(), "0"sv, "0"sv, names.prefix()};
     Status s = Status::too_large;
-    if (detail::eval_fits(conn_, fair_script, args, 11)) {
+    if (detail::eval_fits(connection(), fair_script, args, 11)) {
         resp::Reply reply;
         s = detail::owner_answer(
-            conn_,
-            detail::eval(conn_, fair_script, args, 11, reply,
-                         Deadline::after(conn_.port(), conn_.config().timeout_ms)),
+            connection(),
+            detail::eval(connection(), fair_script, args, 11, reply,
+                         Deadline::after(connection().port(), connection().config().timeout_ms)),
             reply);
     }
-    validity_.end();
-    if (s == Status::ok || s == Status::expired || s == Status::not_owner) drop();
+    lock_.validity_.end();
+    if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.drop();
     return s;
-}
-
-Status FairLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    if (key_len_ == 0 || token_len_ == 0 || !detail::valid_ttl(ttl_ms)) {
-        return Status::invalid_argument;
-    }
-    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
-    if (!validity_.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
-    const resplock_port_t& port = conn_.port();
-    char ttl_text[10];
-    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
-    const std::uint32_t sent_at = port.now_ms(port.ctx);
-    resp::Reply reply;
-    const Status s =
-        detail::owner_answer(conn_, owner_call(2, {ttl_text, ttl_len}, reply, wait_ms), reply);
-    if (s == Status::ok) {
-        validity_.start(sent_at, ttl_ms);
-    } else if (s == Status::expired || s == Status::not_owner) {
-        drop();
-    } else if (detail::may_have_run(conn_, s, false)) {
-        validity_.renewal_unconfirmed(sent_at, ttl_ms);
-    }
-    return s;
-}
-
-Status FairLock::query(LockInfo& info) noexcept {
-    if (key_len_ == 0) return Status::invalid_argument;
-    resp::Reply reply;
-    const Status s = owner_call(0, {}, reply, conn_.config().timeout_ms);
-    if (s != Status::ok) return s;
-    const resp::Value* v = reply.values;
-    if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||
-        !v[2].is(resp::Type::integer)) {
-        return Status::protocol_error;
-    }
-    if (v[1].is(resp::Type::nil_bulk)) {
-        info = {LockState::free, -2};
-    } else if (v[1].is(resp::Type::bulk_string)) {
-        const bool mine = token_len_ != 0 && v[1].equals(token());
-        info = {mine ? LockState::held_by_me : LockState::held_by_other, v[2].integer};
-    } else {
-        return Status::protocol_error;
-    }
-    return Status::ok;
 }
 
 Status FairLock::adopt(std::string_view token) noexcept {
-    if (key_len_ == 0 || token.empty() || token.size() > max_token_len) {
-        return Status::invalid_argument;
-    }
-    std::memcpy(token_, token.data(), token.size());
-    token_len_ = token.size();
-    validity_.end();
-    return Status::ok;
-}
-
-void FairLock::drop() noexcept {
-    token_len_ = 0;
-    validity_.end();
+    return key().empty() ? Status::invalid_argument : lock_.adopt(token);
 }
 
 }  // namespace resplock

@@ -78,7 +78,6 @@ PUBLIC = [
     "resplock::Renewer::tick",
     "resplock::FairLock::try_acquire",
     "resplock::FairLock::release",
-    "resplock::FairLock::extend",
 ]
 INDIRECT = "__indirect_call"
 

@@ -156,6 +156,8 @@ class Lock {
     Connection& connection() const noexcept { return conn_; }
 
   private:
+    friend class FairLock;  // a Lock taken and given up through the fair lock's queue
+
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
     // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,

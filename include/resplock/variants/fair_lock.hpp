@@ -77,20 +77,22 @@ class FairLock {
     Status release() noexcept;
 
     // Owner-checked PEXPIRE with the plain lock's script. Statuses and validity as Lock::extend.
-    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept {
+        return lock_.extend(ttl_ms, wait_ms);
+    }
 
     // Who holds KEY and its PTTL, in one round trip (the plain lock's query).
-    Status query(LockInfo& info) noexcept;
+    Status query(LockInfo& info) noexcept { return lock_.query(info); }
 
     // Takes over a token obtained elsewhere (e.g. printed by `resplock acquire --fair`), with no
     // local validity until extend() succeeds. ok or invalid_argument.
     Status adopt(std::string_view token) noexcept;
 
-    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
-    bool held() const noexcept { return remaining_ms() > 0; }
-    std::string_view token() const noexcept { return {token_, token_len_}; }
-    std::string_view key() const noexcept { return {key_, key_len_}; }
-    Connection& connection() const noexcept { return conn_; }
+    std::uint32_t remaining_ms() const noexcept { return lock_.remaining_ms(); }
+    bool held() const noexcept { return lock_.held(); }
+    std::string_view token() const noexcept { return lock_.token(); }
+    std::string_view key() const noexcept { return lock_.key(); }
+    Connection& connection() const noexcept { return lock_.connection(); }
 
   private:
     struct Wait;
@@ -98,19 +100,13 @@ class FairLock {
     Status attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
                    Wait& w) noexcept;
     Status block(Wait& w, const Names& names, std::uint32_t ms) noexcept;
-    Status owner_call(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                      std::uint32_t wait_ms) noexcept;
-    void drop() noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
 
-    Connection& conn_;
-    char key_[RESPLOCK_MAX_KEY_LEN];
-    std::size_t key_len_ = 0;
     char base_[RESPLOCK_MAX_KEY_LEN + 2];
-    std::size_t base_len_ = 0;
-    char token_[max_token_len];
-    std::size_t token_len_ = 0;
-    Validity validity_;
+    std::size_t base_len_;
+    // The key, the token and the validity: a plain Lock's, whose scripts extend and query a fair
+    // holder's key as any other (bound to no key when base_len_ is 0).
+    Lock lock_;
 };
 
 }  // namespace resplock

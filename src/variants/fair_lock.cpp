@@ -79,6 +79,7 @@ class FairLock::Names {
     std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
         const std::size_t start = len_;
         for (const std::string_view part : {a, b, c}) {
+            if (part.empty()) continue;  // {} has no data to copy from
             std::memcpy(text_ + len_, part.data(), part.size());
             len_ += part.size();
         }

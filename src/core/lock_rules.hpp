@@ -192,6 +192,9 @@ struct Acquirer {
 // after the deadline it aimed at. A later wake-up (a blocking call that overran) ends the wait.
 inline constexpr std::uint32_t late_wake_ms = 5;
 
+// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
+inline constexpr std::uint32_t blpop_late_ms = 100;
+
 // Calls attempt() until it returns a status retryable() rejects, or `wait_ms` has passed; returns
 // that last status. Before each pause it reports a retry event for `key` to the observer of
 // `conn` (whose port gives the clock and the sleep), if it has one. Between attempts it pauses for

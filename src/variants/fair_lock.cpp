@@ -14,9 +14,6 @@ using detail::bulk_size;
 
 namespace {
 
-// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
-constexpr std::uint32_t blpop_late_ms = 100;
-
 // KEYS = KEY, BASE:q, BASE:w; ARGV = op, token, ttl, entry_ms, BASE:f: (the wake lists' prefix).
 // n is the server's time in ms. g(m) hands KEY to the first waiter of the queue whose entry has
 // not expired (dropping the expired ones on the way), with the TTL it asked for, and pushes one
@@ -199,7 +196,7 @@ Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
     resp::Reply reply;
     const Status s = connection().command(
         args, 3, reply,
-        Deadline::after(port, ms + blpop_late_ms + connection().config().timeout_ms));
+        Deadline::after(port, ms + detail::blpop_late_ms + connection().config().timeout_ms));
     if (s == Status::ok) {
         const resp::Value* v = reply.values;
         // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
@@ -238,7 +235,7 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     // An entry outlives the block that follows its refresh (one span and Redis's tick) and a
     // span more for the next refresh to arrive; a waiter whose refresh comes later than that is
     // taken for dead and loses its place (it joins again at the end).
-    const std::uint32_t entry_ms = 2 * refresh + blpop_late_ms;
+    const std::uint32_t entry_ms = 2 * refresh + detail::blpop_late_ms;
     const char op = wait_ms == 0 ? 't' : 'a';
     std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
     Wait w;
@@ -268,15 +265,16 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
                               key().data(), key().size()});
         }
         if (pause == 0) continue;
-        // The block may end up to blpop_late_ms after its timeout: it must still end before the
-        // holder's PTTL and the wait run out, or the waiter sleeps instead (an attempt follows).
+        // The block may end up to detail::blpop_late_ms after its timeout: it must still end before
+        // the holder's PTTL and the wait run out, or the waiter sleeps instead (an attempt
+        // follows).
         std::uint32_t bound = left;
         if (w.holder_ttl >= 0 && w.holder_ttl < bound) {
             bound = static_cast<std::uint32_t>(w.holder_ttl);
         }
         std::uint32_t blocked = pause;
-        if (blocked + blpop_late_ms > bound)
-            blocked = bound > blpop_late_ms ? bound - blpop_late_ms : 0;
+        if (blocked + detail::blpop_late_ms > bound)
+            blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
         if (s == Status::busy && w.joined && w.blpop && blocked > 0) {
             const std::uint32_t start = port.now_ms(port.ctx);
             if (block(w, names, blocked) == Status::ok) {

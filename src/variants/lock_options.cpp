@@ -14,9 +14,6 @@ using detail::bulk_size;
 
 namespace {
 
-// How long after its timeout a BLPOP may return: Redis's timer tick at its default hz of 10.
-constexpr std::uint32_t blpop_late_ms = 100;
-
 // KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
 // marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
 // and returns INCR key:fence (0 without a fence key). Busy replies {PTTL}: the longer of the
@@ -208,7 +205,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             // default), so BLPOP may return up to that much after the pause. A pause that could
             // then overrun the holder's expiry or the caller's deadline is slept instead: an
             // attempt follows it anyway, and it stays on time.
-            const std::uint32_t blocked_max = ms + blpop_late_ms;
+            const std::uint32_t blocked_max = ms + detail::blpop_late_ms;
             const std::uint32_t left = a.until.remaining(port);
             const bool ends_wait =
                 (a.holder_ttl >= 0 && blocked_max > a.holder_ttl) || blocked_max > left;

@@ -87,9 +87,7 @@ Status random_token(const resplock_port_t& port, char (&out)[token_len]) noexcep
 inline bool valid_owner(std::string_view owner) noexcept {
     if (owner.size() > max_owner_len) return false;
     for (const char c : owner) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                        (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-        if (!ok) return false;
+        if (!owner_label_char(c)) return false;
     }
     return true;
 }

@@ -42,17 +42,12 @@ bool add_urls(Options& o, const char* value) {
     }
 }
 
-bool owner_byte(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-}
-
 // --owner LABEL: at most RESPLOCK_MAX_OWNER_LEN bytes of A-Z a-z 0-9 . _ - (empty: no label).
 bool set_owner(Options& o, const char* value) {
     const std::size_t n = std::strlen(value);
     bool ok = n <= RESPLOCK_MAX_OWNER_LEN;
     for (std::size_t i = 0; ok && i < n; ++i)
-        ok = owner_byte(value[i]);
+        ok = resplock::owner_label_char(value[i]);
     if (!ok) {
         report("--owner: expected at most %d characters of A-Z a-z 0-9 . _ -, got '%s'",
                RESPLOCK_MAX_OWNER_LEN, Shown(value).text);
@@ -341,7 +336,7 @@ void default_owner(Options& o, const char* host_name) {
     if (o.owner_given) return;
     std::size_t n = 0;
     for (; host_name != nullptr && host_name[n] != '\0' && n < RESPLOCK_MAX_OWNER_LEN; ++n)
-        o.owner[n] = owner_byte(host_name[n]) ? host_name[n] : '-';
+        o.owner[n] = resplock::owner_label_char(host_name[n]) ? host_name[n] : '-';
     o.owner[n] = '\0';
 }
 

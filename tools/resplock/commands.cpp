@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -235,11 +236,7 @@ void holder_label(resplock::Connection& conn, std::string_view key,
     const std::size_t colon = value.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon >= sizeof out) return;
     for (std::size_t i = 0; i < colon; ++i) {
-        const char c = value[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-')) {
-            return;
-        }
+        if (!resplock::owner_label_char(value[i])) return;
     }
     std::memcpy(out, value.data(), colon);
     out[colon] = '\0';
@@ -259,7 +256,9 @@ int print_status(const resplock::LockInfo& info, const char* label) {
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }
 
-int cmd_status(resplock::Lock& lock, const Options& o, const Target& t) {
+// One server: a plain lock's key, or a fair lock's (the same string).
+template <class L>
+int cmd_status(L& lock, const Options& o, const Target& t) {
     resplock::LockInfo info;
     Status s = lock.query(info);
     char label[sizeof o.owner] = "";
@@ -346,15 +345,9 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
     return supervise(supervised, request, t, port);
 }
 
-int status_of(resplock::Lock& lock, resplock::Connection* const* /*conns*/, const Options& o,
-              const Target& t) {
+template <class L>
+int status_of(L& lock, resplock::Connection* const* /*conns*/, const Options& o, const Target& t) {
     return cmd_status(lock, o, t);
-}
-// A fair lock's KEY is a plain lock's: the plain status reads it.
-int status_of(const resplock::FairLock& lock, resplock::Connection* const* /*conns*/,
-              const Options& o, const Target& t) {
-    resplock::Lock plain(lock.connection(), lock.key());
-    return cmd_status(plain, o, t);
 }
 int status_of(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
               const Target& t) {
@@ -426,9 +419,8 @@ void name_quorum(Target& target, const Endpoint* eps, int count) {
 int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t& port) {
     if (o.fence || o.once_per_ms != 0 || o.wake || o.fair) {
         report(
-            "--fence, --once-per, --wake and --fair work with one server only, not with a quorum "
-            "of "
-            "%d (several --url)",
+            "--fence, --once-per, --wake and --fair work with one server only, not with a "
+            "quorum of %d (several --url)",
             count);
         return exit_usage;
     }
@@ -505,10 +497,11 @@ int run(int argc, char** argv) {
     char host[256] = {};
     const bool named = gethostname(host, sizeof host - 1) == 0;  // host[255] stays NUL
     default_owner(o, named ? host : nullptr);
-    if (resplock::lock_options_buffer_min() > sizeof io_buffer ||
-        resplock::fair_buffer_min() > sizeof io_buffer) {
+    const std::size_t needed =
+        std::max(resplock::lock_options_buffer_min(), resplock::fair_buffer_min());
+    if (needed > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
-               sizeof io_buffer, resplock::fair_buffer_min());
+               sizeof io_buffer, needed);
         return exit_protocol;
     }
     static Endpoint eps[RESPLOCK_MAX_SERVERS];

@@ -27,6 +27,11 @@ inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
 inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
 // Longest owner label a token may carry (AcquireOptions::owner): RESPLOCK_MAX_OWNER_LEN.
 inline constexpr std::size_t max_owner_len = RESPLOCK_MAX_OWNER_LEN;
+// Whether `c` may stand in an owner label: A-Z a-z 0-9 . _ - (never the ':' that ends a label).
+constexpr bool owner_label_char(char c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '-';
+}
 // Longest token adopt() accepts and a lock keeps: 40 characters (the most random hex any build
 // makes), after an owner label and ':' when labels are enabled.
 inline constexpr std::size_t max_token_len = max_owner_len == 0 ? 40 : max_owner_len + 1 + 40;

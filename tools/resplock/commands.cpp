@@ -1,6 +1,7 @@
-// The commands and the set-up around them (see commands.hpp): the lock kinds behind one set of
-// templates, what busy, not_owner and unknown_outcome mean to each command, and the connections:
-// one server (with TLS when built in) or a quorum of up to RESPLOCK_MAX_SERVERS.
+// The commands and the set-up around them (see commands.hpp; status is status.cpp's): the lock
+// kinds behind one set of templates, what busy, not_owner and unknown_outcome mean to each
+// command, and the connections: one server (with TLS when built in) or a quorum of up to
+// RESPLOCK_MAX_SERVERS.
 #include "commands.hpp"
 
 #include <errno.h>
@@ -28,7 +29,7 @@
 #include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
-#include "resplock/variants/reentrant_lock.hpp"
+#include "status.hpp"
 #include "supervisor.hpp"
 #include "tls.hpp"
 #include "url.hpp"
@@ -220,84 +221,6 @@ int cmd_extend(L& lock, const Options& o, const Target& t) {
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
-// The owner label of the token `conn` holds at `key` (GET: the text before its ':'), copied to
-// out; empty when the key holds no string, a token without a label, or the GET failed (the label
-// is shown for information only; status itself comes from the query).
-void holder_label(resplock::Connection& conn, std::string_view key,
-                  char (&out)[sizeof Options{}.owner]) {
-    out[0] = '\0';
-    const std::string_view get[2] = {"GET", key};
-    resplock::resp::Reply reply;
-    if (conn.command(get, 2, reply) != Status::ok ||
-        !reply.top().is(resplock::resp::Type::bulk_string)) {
-        return;
-    }
-    const std::string_view value = reply.top().text();
-    const std::size_t colon = value.find(':');
-    if (colon == std::string_view::npos || colon == 0 || colon >= sizeof out) return;
-    for (std::size_t i = 0; i < colon; ++i) {
-        if (!resplock::owner_label_char(value[i])) return;
-    }
-    std::memcpy(out, value.data(), colon);
-    out[colon] = '\0';
-}
-
-int print_status(const resplock::LockInfo& info, const char* label) {
-    if (info.state == resplock::LockState::free) {
-        std::puts("free");
-        (void)std::fflush(stdout);
-        return exit_not_owner;
-    }
-    if (label[0] != '\0') {
-        std::printf("held %lld %s\n", static_cast<long long>(info.ttl_ms), label);
-    } else {
-        std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
-    }
-    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
-}
-
-// One server: a plain lock's key, or a fair lock's (the same string).
-template <class L>
-int cmd_status(L& lock, const Options& o, const Target& t) {
-    resplock::LockInfo info;
-    Status s = lock.query(info);
-    char label[sizeof o.owner] = "";
-    if (s == Status::wrong_type) {
-        // Not a string: a reentrant lock's hash (or some other value) holds the key. The
-        // reentrant lock's query reads any type and gives its PTTL.
-        resplock::ReentrantLock reentrant(lock.connection(), lock.key());
-        resplock::ReentrantInfo held;
-        s = reentrant.query(held);
-        info.state = held.state;
-        info.ttl_ms = held.ttl_ms;
-    } else if (s == Status::ok && info.state != resplock::LockState::free) {
-        holder_label(lock.connection(), lock.key(), label);
-    }
-    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
-    return print_status(info, label);
-}
-
-// Over a quorum: held while a majority of the servers hold the key with one token; the time
-// shown is the shortest PTTL among them, the label the one a majority of them show.
-int cmd_status(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
-               const Target& t) {
-    resplock::LockInfo info;
-    const Status s = lock.query(info);
-    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
-    char labels[RESPLOCK_MAX_SERVERS][sizeof o.owner] = {};
-    const char* label = "";
-    const std::size_t n = static_cast<std::size_t>(o.url_count);
-    for (std::size_t i = 0; info.state != resplock::LockState::free && i < n; ++i)
-        holder_label(*conns[i], lock.key(), labels[i]);
-    for (std::size_t i = 0; i < n && label[0] == '\0'; ++i) {
-        std::size_t same = 0;
-        for (std::size_t j = 0; j < n; ++j)
-            same += std::strcmp(labels[i], labels[j]) == 0 ? 1U : 0U;
-        if (same >= lock.quorum()) label = labels[i];
-    }
-    return print_status(info, label);
-}
-
 // What `run` holds: the lock, and the options its release needs.
 template <class L>
 struct Held {
@@ -345,13 +268,14 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
     return supervise(supervised, request, t, port);
 }
 
+// One server: the key is a plain lock's string, whichever kind took it.
 template <class L>
 int status_of(L& lock, resplock::Connection* const* /*conns*/, const Options& o, const Target& t) {
-    return cmd_status(lock, o, t);
+    return status_single(lock.connection(), lock.key(), o, t);
 }
 int status_of(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
               const Target& t) {
-    return cmd_status(lock, conns, o, t);
+    return status_quorum(lock, conns, o, t);
 }
 
 template <class L>

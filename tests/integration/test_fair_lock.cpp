@@ -39,25 +39,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr const char* fair_sha = "04ed7e6754b086d085926ad95e26531e59cfbe2a";
 
-struct Client {
-    resplock_posix_t ctx;
-    resplock_port_t port = support::posix_port(ctx);
-    ConnectionConfig config;
-    std::vector<char> buf;
-    Connection conn;
-
-    explicit Client(std::size_t buf_size = 1536)
-        : config(make()), buf(buf_size), conn(port, config, buf.data(), buf.size()) {}
-    Client(const Client&) = delete;
-    Client& operator=(const Client&) = delete;
-
-    static ConnectionConfig make() {
-        ConnectionConfig c;
-        c.host = "127.0.0.1";
-        c.port = server().port();
-        c.timeout_ms = 2000;
-        return c;
-    }
+struct Client : support::PosixClient {
+    explicit Client(std::size_t buf_size = 1536) : PosixClient(server().port(), buf_size) {}
 };
 
 long long llen(const std::string& key) {

@@ -30,28 +30,10 @@ using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
 // The acquire script's EVAL needs 793 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
-struct Client {
-    resplock_posix_t ctx;
-    resplock_port_t port = support::posix_port(ctx);
-    ConnectionConfig config;
-    std::vector<char> buf;
-    Connection conn;
-
+struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = 1024, const char* user = nullptr,
                     const char* password = nullptr)
-        : config(make(user, password)), buf(buf_size), conn(port, config, buf.data(), buf.size()) {}
-    Client(const Client&) = delete;
-    Client& operator=(const Client&) = delete;
-
-    static ConnectionConfig make(const char* user, const char* password) {
-        ConnectionConfig c;
-        c.host = "127.0.0.1";
-        c.port = server().port();
-        c.username = user;
-        c.password = password;
-        c.timeout_ms = 2000;
-        return c;
-    }
+        : PosixClient(server().port(), buf_size, user, password) {}
 };
 
 AcquireOptions fenced() {

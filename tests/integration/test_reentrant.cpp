@@ -32,23 +32,8 @@ support::RedisServer& server() {
 }
 
 // One connection over POSIX sockets with a buffer of `size` bytes.
-struct Client {
-    resplock_posix_t ctx;
-    resplock_port_t port = support::posix_port(ctx);
-    ConnectionConfig config;
-    std::vector<char> buf;
-    Connection conn;
-
-    explicit Client(std::size_t size = 512)
-        : config(make()), buf(size), conn(port, config, buf.data(), buf.size()) {}
-    Client(const Client&) = delete;
-    Client& operator=(const Client&) = delete;
-
-    static ConnectionConfig make() {
-        ConnectionConfig c;
-        c.port = server().port();
-        return c;
-    }
+struct Client : support::PosixClient {
+    explicit Client(std::size_t size = 512) : PosixClient(server().port(), size) {}
 };
 
 std::string cli(const std::vector<std::string>& args) {

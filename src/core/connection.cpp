@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "resplock/core/observer.hpp"
+#include "resplock/core/router.hpp"
 
 namespace resplock {
 
@@ -85,8 +86,15 @@ Status Connection::broken(Status s) noexcept {
 
 Status Connection::command(const std::string_view* args, std::size_t count, resp::Reply& reply,
                            Deadline deadline) noexcept {
+    if (config_.router != nullptr) return routed(args, count, reply, deadline);
     const Status s = send(args, count, deadline);
     return s != Status::ok ? s : receive(reply, deadline);
+}
+
+// Out of line, so that the router's longer call costs the plain path no stack.
+Status Connection::routed(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                          Deadline deadline) noexcept {
+    return config_.router->command(*this, args, count, reply, deadline);
 }
 
 Status Connection::send(const std::string_view* args, std::size_t count,
@@ -106,18 +114,30 @@ Status Connection::send(const std::string_view* args, std::size_t count,
     return transmit(args, count, deadline);
 }
 
-Status Connection::connect(Deadline deadline) noexcept {
-    close();
-    const std::uint32_t left = deadline.remaining(port_);
-    if (left == 0) return Status::timeout;
-    const std::int32_t r = port_.connect(port_.ctx, config_.host, config_.port, left);
-    if (r != RESPLOCK_PORT_OK) return from_port(r);
-    connected_ = true;
-    Status s = handshake(deadline);
+// Inline where send() calls it, so the plain path keeps one frame for connecting.
+inline Status Connection::connect(Deadline deadline) noexcept {
+    if (config_.router != nullptr) return config_.router->connect(*this, deadline);
+    return open(config_.host, config_.port, deadline);
+}
+
+Status Connection::open(const char* host, std::uint16_t port, Deadline deadline) noexcept {
+    Status s = dial(host, port, deadline);
+    if (s != Status::ok) return s;
+    s = handshake(deadline);
     if (s == Status::ok && config_.observer != nullptr)
         s = config_.observer->connected(*this, deadline);
     if (s != Status::ok) close();
     return s;
+}
+
+Status Connection::dial(const char* host, std::uint16_t port, Deadline deadline) noexcept {
+    close();
+    const std::uint32_t left = deadline.remaining(port_);
+    if (left == 0) return Status::timeout;
+    const std::int32_t r = port_.connect(port_.ctx, host, port, left);
+    if (r != RESPLOCK_PORT_OK) return from_port(r);
+    connected_ = true;
+    return Status::ok;
 }
 
 Status Connection::handshake(Deadline deadline) noexcept {

@@ -28,6 +28,10 @@ int exit_code(Status s) {
         case Status::out_of_memory:
         case Status::read_only:
         case Status::random_failed:  // cannot happen with getrandom(); nothing was sent
+        // A cluster that keeps redirecting (slots moving, or a misconfigured node), or too few
+        // replicas acknowledged the lock (it was released): both may pass.
+        case Status::too_many_redirects:
+        case Status::not_replicated:
             return exit_unavailable;
         case Status::auth_required:
         case Status::auth_failed:

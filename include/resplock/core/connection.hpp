@@ -15,6 +15,7 @@
 namespace resplock {
 
 class Observer;
+class Router;
 
 struct ConnectionConfig {
     const char* host = "127.0.0.1";  // NUL-terminated name or address; must outlive the Connection
@@ -29,6 +30,10 @@ struct ConnectionConfig {
     // and sends a client name on each connect (see "resplock/core/observer.hpp"). Must outlive
     // the Connection. Null: none (the default).
     const Observer* observer = nullptr;
+    // Optional: decides which node the connection talks to (a Redis Cluster's redirections, a
+    // master found through Sentinel; see "resplock/core/router.hpp"); host and port are then
+    // not used. Must outlive the Connection and serve only it. Null: always host:port.
+    Router* router = nullptr;
 };
 
 // Longest span the library measures on the port's 32-bit clock (2^31 - 1 ms, about 24.8 days):
@@ -73,7 +78,8 @@ class Connection {
     // Sends one command (an array of bulk strings) and reads its reply, connecting first if
     // needed, all before `deadline`. The reply's views stay valid until the next call. An open
     // connection is first checked without waiting: if the server closed it while it was idle,
-    // or bytes that answer no request are waiting, it is replaced by a new one.
+    // or bytes that answer no request are waiting, it is replaced by a new one. With a
+    // config.router, the router runs the command instead (and may follow redirections).
     // Returns:
     //   ok: a reply that is not an error;
     //   server_error, auth_required, auth_failed, no_permission, no_script, read_only, loading,
@@ -90,10 +96,11 @@ class Connection {
                    Deadline deadline) noexcept;
 
     // command() in two steps, so that one caller can send to several servers before reading
-    // any reply; command() is send() then receive(). send() checks the idle connection,
-    // reconnects if needed, encodes and sends, all before `deadline`. Returns ok (the command
-    // is out), or command()'s statuses for those stages: invalid_argument, too_large (does not
-    // fit: not sent), no_host, connect_failed, the handshake's failures, and timeout / closed /
+    // any reply; command() is send() then receive(). A router only picks the node these connect
+    // to: a redirection in the reply is returned as the error reply it is. send() checks the idle
+    // connection, reconnects if needed, encodes and sends, all before `deadline`. Returns ok (the
+    // command is out), or command()'s statuses for those stages: invalid_argument, too_large (does
+    // not fit: not sent), no_host, connect_failed, the handshake's failures, and timeout / closed /
     // io_error while sending (the connection is closed; request_sent() tells whether any byte
     // went out).
     Status send(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
@@ -108,8 +115,9 @@ class Connection {
         return command(args, count, reply, Deadline::after(port_, config_.timeout_ms));
     }
 
-    // Connects and runs the handshake now (it otherwise happens on the first command). Returns
-    // ok, or the statuses of command()'s connect and handshake stage.
+    // Connects and runs the handshake now (it otherwise happens on the first command), to
+    // config.host:port or where config.router says. Returns ok, or the statuses of command()'s
+    // connect and handshake stage.
     Status connect(Deadline deadline) noexcept;
 
     // Closes the transport; the next call reconnects.
@@ -130,6 +138,15 @@ class Connection {
 
   private:
     friend class Observer;  // tells connect from reconnect in connected_before_
+    friend class Router;    // connects to the node it picks
+
+    // Connects to host:port and runs the handshake (AUTH, SELECT, the Observer's part); used by
+    // connect() and by a Router.
+    Status open(const char* host, std::uint16_t port, Deadline deadline) noexcept;
+    // Connects to host:port only (closing any earlier transport).
+    Status dial(const char* host, std::uint16_t port, Deadline deadline) noexcept;
+    Status routed(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                  Deadline deadline) noexcept;
 
     Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
     Status handshake(Deadline deadline) noexcept;

@@ -29,7 +29,9 @@
     X(wrong_type, "key holds a value of another type (WRONGTYPE)")              \
     X(busy, "lock is held by someone else")                                     \
     X(not_owner, "lock is held by someone else, not this token")                \
-    X(expired, "lock has expired")
+    X(expired, "lock has expired")                                              \
+    X(too_many_redirects, "too many cluster redirections (MOVED/ASK)")          \
+    X(not_replicated, "too few replicas acknowledged the write (WAIT)")
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,67 @@
+// Which node a Connection talks to when that is not one fixed server: a Redis Cluster's
+// redirections (MOVED / ASK) and a master found through Redis Sentinel. Optional, like the
+// Observer: a Connection without a Router pays one null check per connect and one per command. This
+// is only the interface the Connection calls; the routers themselves live in "resplock/ha/"
+// (src/ha/), linked only by a program that makes one.
+#ifndef RESPLOCK_ROUTER_HPP
+#define RESPLOCK_ROUTER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "resplock/core/connection.hpp"
+#include "resplock/core/resp.hpp"
+#include "resplock/core/status.hpp"
+
+namespace resplock {
+
+class Router {
+  public:
+    Router(const Router&) = delete;
+    Router& operator=(const Router&) = delete;
+
+    // Called by Connection::connect() in place of connecting to config.host:config.port: picks
+    // the node and connects to it (Router::open), all before `deadline`. Returns connect()'s
+    // statuses.
+    Status connect(Connection& conn, Deadline deadline) noexcept {
+        return connect_(*this, conn, deadline);
+    }
+    // Called by Connection::command() in its place: the round trip of args (conn.send() then
+    // conn.receive()), and whatever the reply asks for before the command counts as done (e.g.
+    // a redirection: the same args again on another node), all before `deadline`. Returns
+    // command()'s statuses, plus any the router documents (e.g. too_many_redirects).
+    Status command(Connection& conn, const std::string_view* args, std::size_t count,
+                   resp::Reply& reply, Deadline deadline) noexcept {
+        return command_(*this, conn, args, count, reply, deadline);
+    }
+
+  protected:
+    using ConnectFn = Status (*)(Router& self, Connection& conn, Deadline deadline) noexcept;
+    using CommandFn = Status (*)(Router& self, Connection& conn, const std::string_view* args,
+                                 std::size_t count, resp::Reply& reply, Deadline deadline) noexcept;
+    Router(ConnectFn on_connect, CommandFn on_command) noexcept
+        : connect_(on_connect), command_(on_command) {}
+    ~Router() = default;
+
+    // Connects conn to host:port and runs its handshake (AUTH, SELECT, the Observer's), closing
+    // whatever it was connected to. `host` must stay valid during the call only.
+    static Status open(Connection& conn, const char* host, std::uint16_t port,
+                       Deadline deadline) noexcept {
+        return conn.open(host, port, deadline);
+    }
+    // The same without the handshake: a bare transport to host:port (e.g. a Sentinel, which
+    // takes neither the master's AUTH nor SELECT).
+    static Status dial(Connection& conn, const char* host, std::uint16_t port,
+                       Deadline deadline) noexcept {
+        return conn.dial(host, port, deadline);
+    }
+
+  private:
+    ConnectFn connect_;
+    CommandFn command_;
+};
+
+}  // namespace resplock
+
+#endif  // RESPLOCK_ROUTER_HPP

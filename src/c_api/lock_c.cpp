@@ -46,9 +46,8 @@ size_t resplock_lock_buffer_min(void) {
 void resplock_conn_config_init(resplock_conn_config_t* config) {
     if (config == nullptr) return;
     const resplock::ConnectionConfig defaults;
-    *config = {
-        defaults.host,       defaults.port, defaults.username, defaults.password, defaults.db,
-        defaults.timeout_ms, nullptr};
+    *config = {defaults.host, defaults.port,       defaults.username, defaults.password,
+               defaults.db,   defaults.timeout_ms, nullptr,           nullptr};
 }
 
 resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_t* port,
@@ -70,6 +69,8 @@ resplock_status_t resplock_conn_init(resplock_conn_t* conn, const resplock_port_
     if (config->observer != nullptr) {
         c.observer = &resplock::c_api::object<resplock::Observer>(config->observer);
     }
+    // The router's own init function stored its Router here (resplock/c_api/cluster.h, ...).
+    c.router = reinterpret_cast<resplock::Router*>(config->router);
     new (conn->opaque.bytes) Connection(*port, c, buffer, buffer_size);
     return RESPLOCK_STATUS_ok;
 }

@@ -71,6 +71,10 @@ typedef struct resplock_conn_config {
     /* Events (connect, reconnect, retries of the locks over it) and CLIENT SETNAME: see
      * resplock/c_api/observer.h. Must outlive the connection. NULL: none (the default). */
     const struct resplock_observer* observer;
+    /* Which node to talk to when it is not host:port alone (a Redis Cluster, a master found
+     * through Sentinel): set by the router's own init function (resplock/c_api/cluster.h,
+     * resplock/c_api/sentinel.h). Must outlive the connection. NULL: host:port (the default). */
+    struct resplock_router* router;
 } resplock_conn_config_t;
 
 typedef enum resplock_lock_state {

@@ -56,11 +56,36 @@
 #define RESPLOCK_MAX_SERVERS 5
 #endif
 
+/* Longest host name or address a router keeps for the node it talks to (a Cluster redirection's
+ * target, a master named by Sentinel); a longer one is refused as an error. */
+#ifndef RESPLOCK_MAX_HOST_LEN
+#define RESPLOCK_MAX_HOST_LEN 64
+#endif
+
+/* Most redirections (Cluster MOVED / ASK, Sentinel re-resolution) one command follows. */
+#ifndef RESPLOCK_MAX_REDIRECTS
+#define RESPLOCK_MAX_REDIRECTS 5
+#endif
+
+/* Most sentinels a Sentinel router asks for the master. */
+#ifndef RESPLOCK_MAX_SENTINELS
+#define RESPLOCK_MAX_SENTINELS 5
+#endif
+
 /* Most locks one renewal driver (Renewer) keeps alive. */
 #ifndef RESPLOCK_MAX_RENEWED
 #define RESPLOCK_MAX_RENEWED 4
 #endif
 
+#if RESPLOCK_MAX_HOST_LEN < 15 || RESPLOCK_MAX_HOST_LEN > 255
+#error "RESPLOCK_MAX_HOST_LEN must be 15..255 (an IPv4 address fits 15)"
+#endif
+#if RESPLOCK_MAX_REDIRECTS < 1 || RESPLOCK_MAX_REDIRECTS > 16
+#error "RESPLOCK_MAX_REDIRECTS must be 1..16"
+#endif
+#if RESPLOCK_MAX_SENTINELS < 1 || RESPLOCK_MAX_SENTINELS > 15
+#error "RESPLOCK_MAX_SENTINELS must be 1..15"
+#endif
 #if RESPLOCK_TOKEN_BYTES < 16 || RESPLOCK_TOKEN_BYTES > 20
 #error "RESPLOCK_TOKEN_BYTES must be 16..20 (128..160 bits, at most 40 characters)"
 #endif

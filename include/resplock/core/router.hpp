@@ -10,11 +10,32 @@
 #include <cstdint>
 #include <string_view>
 
+#include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/core/status.hpp"
 
 namespace resplock {
+
+// A node's address as a router keeps it: the host text copied into fixed storage.
+struct Node {
+    char host[RESPLOCK_MAX_HOST_LEN + 1] = {};  // NUL-terminated
+    std::uint16_t port = 0;
+
+    // Copies host (no NUL inside, 1..RESPLOCK_MAX_HOST_LEN bytes) and port (non-zero). Returns
+    // false, leaving the node unchanged, for anything else.
+    bool set(std::string_view name, std::uint16_t number) noexcept {
+        if (name.empty() || name.size() > RESPLOCK_MAX_HOST_LEN || number == 0) return false;
+        for (const char c : name) {
+            if (c == '\0') return false;
+        }
+        for (std::size_t i = 0; i < name.size(); ++i)
+            host[i] = name[i];
+        host[name.size()] = '\0';
+        port = number;
+        return true;
+    }
+};
 
 class Router {
   public:

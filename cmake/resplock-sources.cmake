@@ -73,6 +73,7 @@ set(RESPLOCK_CLI_SOURCES
     tools/resplock/guardian.cpp
     tools/resplock/messages.cpp
     tools/resplock/process_group.cpp
+    tools/resplock/routing.cpp
     tools/resplock/status.cpp
     tools/resplock/supervisor.cpp
     tools/resplock/text.cpp

@@ -29,6 +29,7 @@
 #include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
+#include "routing.hpp"
 #include "status.hpp"
 #include "supervisor.hpp"
 #include "tls.hpp"
@@ -311,8 +312,10 @@ const resplock::Observer* client_name(const Options& o) {
     return observer.set_client_name(o.owner) == Status::ok ? &observer : nullptr;
 }
 
-resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o) {
+// The connection to ep, the index-th server of the command line.
+resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o, int index) {
     resplock::ConnectionConfig config;
+    config.router = router_for(ep, index);
     config.observer = client_name(o);
     config.host = ep.host;
     config.port = ep.port;
@@ -364,7 +367,7 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     resplock::Connection* list[RESPLOCK_MAX_SERVERS] = {};
     for (int i = 0; i < count; ++i) {
         (void)resplock_posix_port_init(&contexts[i], nullptr, &ports[i]);  // fails on null only
-        conns[i].emplace(ports[i], connection_config(eps[i], o), buffers[i], sizeof buffers[i]);
+        conns[i].emplace(ports[i], connection_config(eps[i], o, i), buffers[i], sizeof buffers[i]);
         list[i] = &*conns[i];
     }
     Target target{};
@@ -395,7 +398,7 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         target.tls = &tls;
     }
 #endif
-    resplock::Connection conn(port, connection_config(ep, o), io_buffer, sizeof io_buffer);
+    resplock::Connection conn(port, connection_config(ep, o, 0), io_buffer, sizeof io_buffer);
     target.conn = &conn;
     resplock::Connection* const list[1] = {&conn};
     if (o.fair) {

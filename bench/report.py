@@ -360,8 +360,8 @@ def main():
     broken = [run for run in overlaps if overlaps[run] != 0 or holders[run] != 1]
     checks.append((not broken,
                    f"mutual exclusion: {acquisitions} acquisitions in {len(overlaps)} hand-off"
-                   f" runs, {sum(overlaps.values())} begun before an earlier holder's release, at most"
-                   f" {max(holders.values())} holder(s) at once"
+                   f" runs, {sum(overlaps.values())} returned before an earlier holder sent its"
+                   f" release, at most {max(holders.values())} holder(s) at once"
                    + (f" (broken in {', '.join(broken)})" if broken else "")))
     ours_a, ours_f = int(num("heap.ours.allocs")), int(num("heap.ours.frees"))
     checks.append((ours_a == 0 and ours_f == 0,

@@ -9,10 +9,12 @@
 //       and raw release with EVALSHA of the library's owner script, as ours does.
 //   handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]
 //       starts PROCS worker processes contending for one key and reports acquisitions per
-//       second, the release-to-next-acquire delay, the server's request count per acquisition,
-//       the fewest and the most acquisitions of one worker, and two counts of broken mutual
-//       exclusion (both must be 0): acquisitions that began before an earlier holder had begun
-//       its release, and the most holders seen at once.
+//       second, the hand-off delay (from the moment the holder's release request is sent, the
+//       start of its send(), to the moment the next holder's acquiring call returns holding the
+//       lock), the server's request count per acquisition, the fewest and the most acquisitions
+//       of one worker, and two counts of broken mutual exclusion (both must be 0): acquisitions
+//       that returned before an earlier holder had sent its release, and the most holders seen
+//       at once.
 //       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
 //       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one); fair: FairLock
 //       (waiters queue, a release hands the lock to the first one).
@@ -121,10 +123,34 @@ struct HeapCounter {
 
 // ---- uncontended cycle ----
 
-// One lock over the POSIX port with the 512-byte buffer the README recommends.
-resplock_port_t posix_port(resplock_posix_t& net) {
+// The hand-off's clock starts when the holder's release request is sent: the send() that begins
+// it, timed by a wrapper around the POSIX port's send (installed in the hand-off workers only).
+// Arm it just before release(); the first send after that stores its start time and disarms it.
+struct SendStamp {
+    std::int32_t (*send)(void*, const std::uint8_t*, std::size_t, std::uint32_t) = nullptr;
+    bool armed = false;
+    std::int64_t at_ns = 0;
+};
+SendStamp g_send_stamp;  // one connection per worker process
+
+std::int32_t stamped_send(void* ctx, const std::uint8_t* data, std::size_t len,
+                          std::uint32_t timeout_ms) {
+    if (g_send_stamp.armed) {
+        g_send_stamp.at_ns = now_ns();
+        g_send_stamp.armed = false;
+    }
+    return g_send_stamp.send(ctx, data, len, timeout_ms);
+}
+
+// One lock over the POSIX port with the 512-byte buffer the README recommends; with stamp, its
+// sends go through stamped_send.
+resplock_port_t posix_port(resplock_posix_t& net, bool stamp = false) {
     resplock_port_t port{};
     if (resplock_posix_port_init(&net, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
+    if (stamp) {
+        g_send_stamp.send = port.send;
+        port.send = stamped_send;
+    }
     return port;
 }
 
@@ -136,8 +162,8 @@ struct OurClient {
     resplock::Connection conn;
     resplock::Lock lock;
 
-    OurClient(std::uint16_t server_port, const char* key)
-        : port(posix_port(net)),
+    OurClient(std::uint16_t server_port, const char* key, bool stamp = false)
+        : port(posix_port(net, stamp)),
           cfg(config(server_port)),
           conn(port, cfg, buf, sizeof buf),
           lock(conn, key) {}
@@ -308,8 +334,8 @@ struct Shared {
 };
 
 struct Hold {
-    std::int64_t acquired_ns;
-    std::int64_t release_ns;  // just before release() is called
+    std::int64_t acquired_ns;  // just after the acquiring call returned with the lock held
+    std::int64_t release_ns;   // when the send() of the release request began
     int worker;
 };
 
@@ -332,8 +358,8 @@ struct FairClient {
     resplock::Connection conn;
     resplock::FairLock lock;
 
-    FairClient(std::uint16_t server_port, const char* key)
-        : port(posix_port(net)),
+    FairClient(std::uint16_t server_port, const char* key, bool stamp)
+        : port(posix_port(net, stamp)),
           cfg(OurClient::config(server_port)),
           conn(port, cfg, buf, sizeof buf),
           lock(conn, key) {}
@@ -358,8 +384,8 @@ int worker_mode(int argc, char** argv) {
     if (mem == MAP_FAILED) fail("worker: mmap failed");
     auto* shared = static_cast<Shared*>(mem);
 
-    OurClient me(port, kHandoffKey);
-    FairClient fair_me(port, kHandoffKey);
+    OurClient me(port, kHandoffKey, !fair);
+    FairClient fair_me(port, kHandoffKey, fair);
     resplock::Connection& conn = fair ? fair_me.conn : me.conn;
     if (conn.connect(resplock::Deadline::after(me.port, 2000)) != Status::ok) {
         fail("worker: cannot connect");
@@ -390,10 +416,11 @@ int worker_mode(int argc, char** argv) {
         const std::uint64_t mine = shared->acquisitions.fetch_add(1) + 1;
         sleep_ns(hold_ns);
         shared->holders.fetch_sub(1);
-        const std::int64_t releasing = now_ns();
+        g_send_stamp.armed = true;
         const Status r = fair ? fair_me.lock.release() : me.lock.release(options);
         if (r != Status::ok) fail("worker: release failed");
-        holds.push_back({acquired, releasing, 0});
+        if (g_send_stamp.armed) fail("worker: the release sent no request");
+        holds.push_back({acquired, g_send_stamp.at_ns, 0});
         // Rejoin only once another process has taken the lock: otherwise the releaser, already
         // connected and awake, re-takes it at once and the waiters never get a hand-off.
         while (!greedy && procs > 1 && shared->acquisitions.load() == mine && now_ns() < end_ns) {
@@ -518,7 +545,7 @@ int handoff_mode(int argc, char** argv) {
     for (std::size_t i = 1; i < holds.size(); ++i) {
         const std::int64_t gap = holds[i].acquired_ns - last_release;
         // Every time comes from one system-wide monotonic clock: an acquire that returned before
-        // an earlier holder began its release means two holders at once.
+        // an earlier holder sent its release means two holders at once.
         if (gap <= 0) ++overlaps;
         if (holds[i].worker == holds[i - 1].worker) ++same_process;
         delays_ms.push_back(static_cast<double>(gap) / 1e6);

@@ -19,7 +19,9 @@ namespace {
 // not expired (dropping the expired ones on the way), with the TTL it asked for, and pushes one
 // item to its wake list unless it is m (the caller, who learns it from the reply). Ops:
 //   r  release: -1 another value holds KEY, 0 KEY is gone (the queue is handed on anyway), else
-//      deletes KEY, hands it on and returns 1 (the owner script's answers);
+//      hands KEY on (the SET replaces the caller's value and TTL: no DEL first, one command less
+//      on the hand-off's path) or deletes it when no live waiter is queued, and returns 1 (the
+//      owner script's answers);
 //   l  leave: removes the caller's entry; {1, PTTL} if KEY holds its token (handed over), else
 //      {0, PTTL};
 //   t  attempt: KEY free: handed to the first live waiter, or set to the caller's token when
@@ -27,7 +29,7 @@ namespace {
 //   a  attempt as t, and when busy joins the queue (at its end) or refreshes the caller's entry
 //      to expire entry_ms from now; BASE:q and BASE:w live at least as long.
 constexpr detail::Script fair_script = {
-    "04ed7e6754b086d085926ad95e26531e59cfbe2a",
+    "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7",
     "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') "
     "local n=c[1]*1000+math.floor(c[2]/1000) "
     "local function g(m) while true do local w=r('lpop',k[2]) if not w then return end "
@@ -37,7 +39,7 @@ constexpr detail::Script fair_script = {
     "return w end end end end "
     "local v=r('get',k[1]) "
     "if o=='r' then if v~=t then if not v then g() end return v and -1 or 0 end "
-    "r('del',k[1]) g() return 1 end "
+    "if not g() then r('del',k[1]) end return 1 end "
     "if o=='l' then r('lrem',k[2],0,t) r('hdel',k[3],t) return {v==t and 1 or 0,r('pttl',k[1])} "
     "end "
     "if not v then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end "

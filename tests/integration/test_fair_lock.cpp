@@ -37,7 +37,7 @@ using resplock::LockState;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* fair_sha = "04ed7e6754b086d085926ad95e26531e59cfbe2a";
+constexpr const char* fair_sha = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
 
 struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = 1536) : PosixClient(server().port(), buf_size) {}
@@ -154,6 +154,23 @@ TEST(release_skips_a_waiter_whose_entry_expired) {
     CHECK_EQ(server().cli({"GET", "fair:dead"}), std::string(waiter.token()));
     CHECK_EQ(server().cli({"EXISTS", "{fair:dead}:f:gone"}), std::string("0"));
     CHECK_EQ(waiter.release(), Status::ok);
+}
+
+// A release that finds only expired entries drops them and deletes KEY: no one is handed it.
+TEST(a_release_with_only_expired_entries_queued_deletes_the_key) {
+    server().cli({"DEL", "fair:stale", "{fair:stale}:q", "{fair:stale}:w"});
+    Client a;
+    FairLock holder(a.conn, "fair:stale");
+    REQUIRE_EQ(holder.acquire(10000), Status::ok);
+    const std::string past = std::to_string(server_ms() - 1);
+    server().cli({"RPUSH", "{fair:stale}:q", "gone"});
+    server().cli({"HSET", "{fair:stale}:w", "gone", past + ":10000"});
+    CHECK_EQ(holder.release(), Status::ok);
+    CHECK_EQ(server().cli({"EXISTS", "fair:stale"}), std::string("0"));
+    CHECK_EQ(llen("{fair:stale}:q"), 0LL);
+    CHECK_EQ(server().cli({"HEXISTS", "{fair:stale}:w", "gone"}), std::string("0"));
+    CHECK_EQ(server().cli({"EXISTS", "{fair:stale}:f:gone"}), std::string("0"));
+    CHECK(!holder.held());
 }
 
 // A live entry whose waiter never picks the lock up: it is handed the lock, which expires by its

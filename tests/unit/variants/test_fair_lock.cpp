@@ -19,7 +19,7 @@ namespace {
 
 using wire::token0;
 
-constexpr std::string_view fair_sha = "04ed7e6754b086d085926ad95e26531e59cfbe2a";
+constexpr std::string_view fair_sha = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
 // TTL 10000 ms, timeout 2000 ms: blocks of at most 1000 ms, entries living 2 x 1000 + 100 ms.
 const std::string_view join0 = wire::cmd(
     {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "a", token0, "10000", "2100", "{k}:f:"});

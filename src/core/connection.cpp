@@ -114,8 +114,7 @@ Status Connection::send(const std::string_view* args, std::size_t count,
     return transmit(args, count, deadline);
 }
 
-// Inline where send() calls it, so the plain path keeps one frame for connecting.
-inline Status Connection::connect(Deadline deadline) noexcept {
+Status Connection::connect(Deadline deadline) noexcept {
     if (config_.router != nullptr) return config_.router->connect(*this, deadline);
     return open(config_.host, config_.port, deadline);
 }

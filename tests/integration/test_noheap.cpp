@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <new>
 #include <string>
@@ -455,10 +456,24 @@ TEST(lock_no_heap) {
 
 // Replica acknowledgement: the WAIT after acquire and extend, met and unmet (then the release).
 TEST(replica_wait_no_heap) {
-    support::RedisServer master;
+    // Own directories for the snapshot of the first sync, not the working directory.
+    char master_dir[] = "/tmp/resplock-noheap-XXXXXX";
+    char replica_dir[] = "/tmp/resplock-noheap-XXXXXX";
+    REQUIRE(mkdtemp(master_dir) != nullptr && mkdtemp(replica_dir) != nullptr);
+    struct Remove {  // destroyed after the servers below
+        const char* a;
+        const char* b;
+        ~Remove() {
+            std::error_code ignored;
+            std::filesystem::remove_all(a, ignored);
+            std::filesystem::remove_all(b, ignored);
+        }
+    } remove{master_dir, replica_dir};
+    support::RedisServer master{"--dir", master_dir};
     REQUIRE(master.running());
     const std::string master_port = std::to_string(master.port());
-    support::RedisServer replica{"--replicaof", "127.0.0.1", master_port.c_str()};
+    support::RedisServer replica{"--replicaof", "127.0.0.1", master_port.c_str(), "--dir",
+                                 replica_dir};
     REQUIRE(support::wait_until(
         [&] {
             return replica.cli({"INFO", "replication"}).find("master_link_status:up") !=

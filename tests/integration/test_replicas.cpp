@@ -5,9 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <stdlib.h>
 
 #include "check.hpp"
 #include "helpers.hpp"
@@ -30,8 +33,32 @@ using resplock::Status;
 
 namespace {
 
+// Fresh directories for the servers' files (a master writes its snapshot for the replica's first
+// sync, and the replica writes what it received), removed at exit after the servers stopped:
+// this object is made before them, so it is destroyed after them.
+struct ScratchDirs {
+    char dirs[2][32] = {};
+    int used = 0;
+    ~ScratchDirs() {
+        for (int i = 0; i < used; ++i) {
+            std::error_code ignored;
+            std::filesystem::remove_all(dirs[i], ignored);
+        }
+    }
+};
+
+const char* scratch_dir() {
+    static ScratchDirs scratch;
+    char* d = scratch.dirs[scratch.used];
+    std::snprintf(d, sizeof scratch.dirs[0], "/tmp/resplock-replicas-XXXXXX");
+    if (mkdtemp(d) == nullptr) return ".";
+    ++scratch.used;
+    return d;
+}
+
 support::RedisServer& master() {
-    static support::RedisServer s;
+    static const char* const dir = scratch_dir();  // its cleaner is made before the server
+    static support::RedisServer s{"--dir", dir};
     return s;
 }
 
@@ -42,7 +69,8 @@ bool linked(const support::RedisServer& replica) {
 
 support::RedisServer& replica() {
     static const std::string master_port = std::to_string(master().port());
-    static support::RedisServer s({"--replicaof", "127.0.0.1", master_port.c_str()});
+    static const char* const dir = scratch_dir();
+    static support::RedisServer s({"--replicaof", "127.0.0.1", master_port.c_str(), "--dir", dir});
     static const bool up = support::wait_until([] { return linked(s); }, 20);
     CHECK(up);  // every test after this one fails too without a synced replica
     return s;

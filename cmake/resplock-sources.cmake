@@ -25,6 +25,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/renewer.cpp
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
+    src/variants/replicas.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).

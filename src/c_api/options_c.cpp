@@ -1,4 +1,5 @@
-// The C API of the acquisition options: wrappers over Lock's calls with AcquireOptions.
+// The C API of the acquisition options: wrappers over Lock's calls with AcquireOptions, and
+// the replica acknowledgement setting (Lock::set_replicas).
 #include "resplock/c_api/options.h"
 
 #include "c_api/handles.hpp"
@@ -10,6 +11,7 @@ using resplock::c_api::c_status;
 
 static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
               "RESPLOCK_LOCK_STORAGE is too small for this target");
+static_assert(RESPLOCK_MAX_REPLICAS == Lock::max_replicas, "one replica limit for C and C++");
 
 namespace {
 
@@ -53,6 +55,15 @@ resplock_status_t resplock_lock_release_opt(resplock_lock_t* lock,
                                             const resplock_acquire_options_t* options) {
     if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
     return c_status(resplock::c_api::object<Lock>(lock).release(options_of(options)));
+}
+
+resplock_status_t resplock_lock_set_replicas(resplock_lock_t* lock, uint32_t replicas) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(resplock::c_api::object<Lock>(lock).set_replicas(replicas));
+}
+
+uint32_t resplock_lock_replicas_acknowledged(const resplock_lock_t* lock) {
+    return lock == nullptr ? 0U : resplock::c_api::object<Lock>(lock).replicas_acknowledged();
 }
 
 }  // extern "C"

@@ -50,20 +50,21 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
         s = detail::outcome(conn_, s);
         if (!detail::may_have_run(conn_, s, false)) return s;  // not executed: nothing to keep
     }
-    keep(fresh, ttl_ms, sent_at, s);
-    return s;
+    return keep(fresh, ttl_ms, sent_at, s);
 }
 
-void Lock::keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept {
+Status Lock::keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at,
+                  Status s) noexcept {
     // Held, or possibly held: keep the token so release() can act for it, but claim validity
-    // only on the server's OK.
+    // only on the server's OK (and the replicas' acknowledgement, when asked for).
     std::memcpy(token_, token, token_len);
     token_len_ = token_len;
-    if (s == Status::ok) {
-        validity_.start(sent_at, ttl_ms);
-    } else {
+    if (s != Status::ok) {
         validity_.end();
+        return s;
     }
+    validity_.start(sent_at, ttl_ms);
+    return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
@@ -120,7 +121,9 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s = owner_result(run_script(2, {ttl_text, ttl_len}, reply, wait_ms), reply);
+    const Status s =
+        confirmed(owner_result(run_script(2, {ttl_text, ttl_len}, reply, wait_ms), reply), sent_at,
+                  ttl_ms, wait_ms);
     // Unconfirmed, the renewal may still have run, and a shorter TTL then ends the key before
     // the old validity would have.
     if (s == Status::ok) {

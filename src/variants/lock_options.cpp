@@ -87,8 +87,9 @@ Status Lock::acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcep
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::string_view args[6] = {"SET"sv, key(), fresh, "NX"sv, "PX"sv, {ttl_text, ttl_len}};
     const std::uint32_t sent_at = port.now_ms(port.ctx);
+    const Deadline deadline = Deadline::after(sent_at, conn_.config().timeout_ms);
     resp::Reply reply;
-    Status s = conn_.command(args, 6, reply);
+    Status s = conn_.command(args, 6, reply, deadline);
     if (s == Status::ok) {
         s = detail::set_answer(reply);
         if (s == Status::busy) return s;
@@ -97,7 +98,7 @@ Status Lock::acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcep
         if (!detail::may_have_run(conn_, s, false)) return s;  // not executed: nothing to keep
     }
     keep(fresh, ttl_ms, sent_at, s);
-    return s;
+    return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
 }
 
 Status Lock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
@@ -163,9 +164,9 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
             if (!detail::eval_fits(conn, acquire_script, args, n)) return Status::too_large;
 
             const std::uint32_t sent_at = port.now_ms(port.ctx);
+            const Deadline deadline = Deadline::after(sent_at, conn.config().timeout_ms);
             resp::Reply reply;
-            Status s = detail::eval(conn, acquire_script, args, n, reply,
-                                    Deadline::after(port, conn.config().timeout_ms));
+            Status s = detail::eval(conn, acquire_script, args, n, reply, deadline);
             if (s == Status::ok) {
                 const resp::Value* v = reply.values;
                 if (v[0].is(resp::Type::array) && v[0].size == 1 && reply.count == 2 &&
@@ -187,7 +188,7 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                 if (!detail::may_have_run(conn, s, true)) return s;  // nothing to keep
             }
             lock.keep(fresh, a.ttl_ms, sent_at, s);
-            return s;
+            return lock.confirmed(s, sent_at, 0, conn.config().timeout_ms);
         },
         [](void* ctx) {
             auto& a = *static_cast<Attempt*>(ctx);

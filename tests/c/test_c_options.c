@@ -95,6 +95,20 @@ int main(void) {
     CHECK(resplock_lock_remaining_ms(&b) == 0);
     CHECK_STATUS(resplock_lock_release_opt(&b, &opt), RESPLOCK_STATUS_invalid_argument);
 
+    /* Replicas: this server has none, so a lock that asks for one is released again. */
+    CHECK_STATUS(resplock_lock_set_replicas(NULL, 1), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_set_replicas(&a, RESPLOCK_MAX_REPLICAS + 1),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK(resplock_lock_replicas_acknowledged(NULL) == 0);
+    CHECK_STATUS(resplock_lock_init(&a, &conn_a, "c:opt:replicas", 14), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_set_replicas(&a, 1), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_acquire(&a, 5000), RESPLOCK_STATUS_not_replicated);
+    CHECK(resplock_lock_replicas_acknowledged(&a) == 0);
+    CHECK(resplock_lock_remaining_ms(&a) == 0);
+    CHECK_STATUS(resplock_lock_set_replicas(&a, 0), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_acquire(&a, 5000), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_release(&a), RESPLOCK_STATUS_ok);
+
     resplock_conn_deinit(&conn_a);
     resplock_conn_deinit(&conn_b);
     printf("%d checks, %d failed\n", checks, failures);

@@ -13,11 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <initializer_list>
 #include <new>
+#include <string>
 #include <string_view>
 
 #include "check.hpp"
+#include "helpers.hpp"
 #include "ports.hpp"
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
@@ -449,6 +452,57 @@ TEST(lock_no_heap) {
     CHECK_EQ(readopted, Status::ok);
     CHECK_EQ(gone, Status::expired);
     CHECK_EQ(std::string_view(server.cli({"EXISTS", "resource"})), std::string_view("0"));
+}
+
+// Replica acknowledgement: the WAIT after acquire and extend, met and unmet (then the release).
+TEST(replica_wait_no_heap) {
+    // Own directories for the snapshot of the first sync, not the working directory.
+    char master_dir[] = "/tmp/resplock-noheap-XXXXXX";
+    char replica_dir[] = "/tmp/resplock-noheap-XXXXXX";
+    REQUIRE(mkdtemp(master_dir) != nullptr && mkdtemp(replica_dir) != nullptr);
+    struct Remove {  // destroyed after the servers below
+        const char* a;
+        const char* b;
+        ~Remove() {
+            std::error_code ignored;
+            std::filesystem::remove_all(a, ignored);
+            std::filesystem::remove_all(b, ignored);
+        }
+    } remove{master_dir, replica_dir};
+    support::RedisServer master{"--dir", master_dir};
+    REQUIRE(master.running());
+    const std::string master_port = std::to_string(master.port());
+    support::RedisServer replica{"--replicaof", "127.0.0.1", master_port.c_str(), "--dir",
+                                 replica_dir};
+    REQUIRE(support::wait_until(
+        [&] {
+            return replica.cli({"INFO", "replication"}).find("master_link_status:up") !=
+                   std::string::npos;
+        },
+        20));
+
+    arm();
+    Client a(config_for(master.port()));
+    Lock lock(a.conn, "replicated");
+    const Status one = lock.set_replicas(1);
+    const Status met = lock.acquire(5000);
+    const Status extended = lock.extend(5000);
+    const Status two = lock.set_replicas(2);
+    const Status extend_unmet = lock.extend(5000);
+    const Status released = lock.release();
+    const Status unmet = lock.acquire(5000);
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(one, Status::ok);
+    CHECK_EQ(met, Status::ok);
+    CHECK_EQ(extended, Status::ok);
+    CHECK_EQ(two, Status::ok);
+    CHECK_EQ(extend_unmet, Status::not_replicated);
+    CHECK_EQ(released, Status::ok);
+    CHECK_EQ(unmet, Status::not_replicated);
+    CHECK_EQ(lock.replicas_acknowledged(), 1U);
+    CHECK_EQ(std::string_view(master.cli({"EXISTS", "replicated"})), std::string_view("0"));
 }
 
 namespace {

@@ -36,6 +36,7 @@ ROLES = {
     "variants/quorum_lock.cpp": "quorum lock",
     "variants/renewer.cpp": "renewal driver",
     "variants/fair_lock.cpp": "fair lock",
+    "variants/replicas.cpp": "replica WAIT",
     "c_api/lock_c.cpp": "C API",
     "c_api/options_c.cpp": "C API: options",
     "c_api/reentrant_c.cpp": "C API: reentrant",

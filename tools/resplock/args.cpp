@@ -75,6 +75,13 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         return add_urls(o, value);
     } else if (name == "owner") {
         return set_owner(o, value);
+    } else if (name == "replicas") {
+        if (!parse_number(value, 1, resplock::Lock::max_replicas, o.replicas)) {
+            report("--replicas: expected a whole number of replicas in 1..%u, got '%s'",
+                   resplock::Lock::max_replicas, Shown(value).text);
+            return false;
+        }
+        return true;
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -104,7 +111,7 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
 bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
-           name == "tls-server-name" || name == "once-per" || name == "owner";
+           name == "tls-server-name" || name == "once-per" || name == "owner" || name == "replicas";
 }
 
 // Options that take no value.
@@ -327,6 +334,17 @@ int complete_options(Options& o, const char* redis_url) {
     }
     if (o.fair && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {
         report("--fair takes none of --fence, --once-per, --wake and --owner");
+        return exit_usage;
+    }
+    // A hand-off is written by the releaser's connection, which the new holder's WAIT does not
+    // count.
+    if (o.fair && o.replicas != 0) {
+        report("--fair does not take --replicas");
+        return exit_usage;
+    }
+    if (o.replicas != 0 && o.command != Command::run && o.command != Command::acquire &&
+        o.command != Command::extend) {
+        report("--replicas applies to run, acquire and extend only");
         return exit_usage;
     }
     return -1;

@@ -36,6 +36,7 @@ struct Options {
     std::uint32_t once_per_ms = 0;  // --once-per
     bool wake = false;              // --wake
     bool fair = false;              // --fair: resplock::FairLock (a FIFO queue, hand-off)
+    std::uint32_t replicas = 0;     // --replicas N: WAIT for N replicas after acquire / extend
     // --owner LABEL: the label before each token and the client name; empty: none. Without
     // --owner, default_owner() puts the host name here.
     char owner[RESPLOCK_MAX_OWNER_LEN + 1] = {};

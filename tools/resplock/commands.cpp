@@ -142,6 +142,10 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     describe(s, t, why, sizeof why);
     char undone[160];
     undo_acquire(lock, o, undone, sizeof undone);
+    if (s == Status::not_replicated && undone[0] == '\0') {
+        // The lock released what too few replicas acknowledged.
+        (void)std::snprintf(undone, sizeof undone, "the lock it had taken was released");
+    }
     if (s == Status::busy) {
         report_busy(o, undone);
         return code;
@@ -344,10 +348,10 @@ void name_quorum(Target& target, const Endpoint* eps, int count) {
 
 // A quorum lock over the servers of eps[0..count).
 int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t& port) {
-    if (o.fence || o.once_per_ms != 0 || o.wake || o.fair) {
+    if (o.fence || o.once_per_ms != 0 || o.wake || o.fair || o.replicas != 0) {
         report(
-            "--fence, --once-per, --wake and --fair work with one server only, not with a "
-            "quorum of %d (several --url)",
+            "--fence, --once-per, --wake, --fair and --replicas work with one server only, not "
+            "with a quorum of %d (several --url)",
             count);
         return exit_usage;
     }
@@ -411,6 +415,9 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         return dispatch(lock, list, o, target, port);
     }
     resplock::Lock lock(conn, o.operands[0]);
+    target.replicas = o.replicas;
+    target.lock = &lock;
+    (void)lock.set_replicas(o.replicas);  // in 1..max_replicas, or 0: off (checked by args)
     return dispatch(lock, list, o, target, port);
 }
 

@@ -112,6 +112,13 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             (void)std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
                                 t.where);
             return true;
+        case Status::not_replicated:
+            (void)std::snprintf(out, cap,
+                                "only %u of %u replicas acknowledged the write on %s in time "
+                                "(WAIT)",
+                                t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U,
+                                t.replicas, t.where);
+            return true;
         case Status::too_large:
             (void)std::snprintf(out, cap,
                                 "protocol error: reply from %s exceeds the %zu-byte buffer or a "

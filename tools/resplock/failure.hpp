@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
 #include "url.hpp"
 #ifdef RESPLOCK_CLI_TLS
@@ -24,6 +25,9 @@ struct Target {
     std::uint32_t timeout_ms;
     std::size_t buffer_size;           // of each connection, for a reply too large for it
     const resplock::Connection* conn;  // for the server's error text; null for a quorum
+    // --replicas: how many were asked for, and the lock whose WAIT counted them (null: none).
+    std::uint32_t replicas;
+    const resplock::Lock* lock;
 #ifdef RESPLOCK_CLI_TLS
     const resplock_mbedtls_t* tls;  // rediss://: why a TLS connection failed
     bool client_cert;               // --cert given

@@ -1,6 +1,6 @@
 /* resplock C API: acquisition options over a resplock_lock_t (see resplock.h) — fencing numbers,
- * locks taken at most once per interval, waking a waiter on release, and an owner label in the
- * token. C99.
+ * locks taken at most once per interval, waking a waiter on release, an owner label in the
+ * token, and replica acknowledgement (WAIT). C99.
  *
  *     resplock_acquire_options_t opt;
  *     uint64_t fence;
@@ -70,6 +70,23 @@ resplock_status_t resplock_lock_try_acquire_opt(resplock_lock_t* lock, uint32_t 
  * resplock_lock_release(), plus too_large when the request does not fit the buffer. */
 resplock_status_t resplock_lock_release_opt(resplock_lock_t* lock,
                                             const resplock_acquire_options_t* options);
+
+/* Largest count resplock_lock_set_replicas() accepts. */
+#define RESPLOCK_MAX_REPLICAS 255u
+
+/* Replica acknowledgement: with replicas >= 1, every acquisition of `lock` that succeeds (plain,
+ * with options, each attempt of a try_acquire) and every extend that succeeds is followed by
+ * WAIT replicas <ms>, its timeout half of what is left of the call's budget. The call succeeds
+ * only if at least `replicas` replicas acknowledged; otherwise an acquisition releases the lock
+ * again and an extend keeps no more validity than before it, and both return not_replicated (an
+ * error reply to WAIT returns its own status, a reply that is not a count protocol_error).
+ * 0 turns it off (the default). Returns ok, or invalid_argument (NULL, or over
+ * RESPLOCK_MAX_REPLICAS). A firmware that never calls it links none of it. */
+resplock_status_t resplock_lock_set_replicas(resplock_lock_t* lock, uint32_t replicas);
+
+/* How many replicas acknowledged the lock's last WAIT (0 before any, when its reply was not a
+ * count, or for NULL). */
+uint32_t resplock_lock_replicas_acknowledged(const resplock_lock_t* lock);
 
 #ifdef __cplusplus
 }

@@ -155,6 +155,25 @@ class Lock {
     std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
     bool held() const noexcept { return remaining_ms() > 0; }
 
+    // Replica acknowledgement (src/variants/replicas.cpp, linked only by a program that calls
+    // this): with `replicas` >= 1, every acquisition that succeeds (acquire and try_acquire, with
+    // or without options) and every extend that succeeds is followed by WAIT replicas <ms>, its
+    // timeout half of what is left of the call's deadline (the rest is for its reply). The call
+    // then succeeds only if at least `replicas` replicas acknowledged; otherwise an acquisition
+    // releases the lock again (owner-checked, within the connection's timeout; the token is kept
+    // only if that release failed) and an extend keeps no more validity than the lock had before
+    // it (the earlier of the old end and the new one), and both return not_replicated; an error
+    // reply to WAIT returns its status, and a reply that is not a count protocol_error, with the
+    // same clean-up. 0 turns it off (the default). Returns ok, or invalid_argument (over
+    // max_replicas: nothing changes).
+    Status set_replicas(std::uint32_t replicas) noexcept;
+    // How many replicas acknowledged the last WAIT (0 before any, when its reply was not a count,
+    // or when no time was left to send it), at most max_replicas.
+    std::uint32_t replicas_acknowledged() const noexcept {
+        return replicate_ != nullptr ? acknowledged_ : 0U;
+    }
+    static constexpr std::uint32_t max_replicas = 255;
+
     // The token of the current or last attempted hold; empty when there is none.
     std::string_view token() const noexcept { return {token_, token_len_}; }
     std::string_view key() const noexcept { return {key_, key_len_}; }
@@ -171,12 +190,24 @@ class Lock {
     // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
     // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
     // labelled form keeps a token of any length up to max_token_len (lock_options.cpp).
-    void keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
+    Status keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
     void keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
               Status s) noexcept;
     // One attempt of acquire() with a token labelled with `owner` (lock_options.cpp).
     Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
     void drop() noexcept;
+    // After an acquisition (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to
+    // go, that returned s: s, or, when set_replicas() installed the wait and s is ok, what
+    // replicated() answers.
+    Status confirmed(Status s, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                     std::uint32_t wait_ms) noexcept {
+        return s == Status::ok && replicate_ != nullptr
+                   ? replicate_(*this, sent_at, ttl_ms, wait_ms)
+                   : s;
+    }
+    // The WAIT and what follows from its answer (replicas.cpp); installed by set_replicas().
+    static Status replicated(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                             std::uint32_t wait_ms) noexcept;
 
     Connection& conn_;
     char key_[RESPLOCK_MAX_KEY_LEN];
@@ -184,6 +215,13 @@ class Lock {
     char token_[max_token_len];
     std::size_t token_len_ = 0;
     Validity validity_;
+    // Null unless set_replicas() asked for acknowledgements: a pointer, so that a firmware that
+    // never asks links none of it.
+    Status (*replicate_)(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                         std::uint32_t wait_ms) noexcept = nullptr;
+    // Set by set_replicas(), read only once it installed replicate_.
+    std::uint8_t replicas_;
+    std::uint8_t acknowledged_;
 };
 
 // Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the

@@ -106,6 +106,7 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
     const std::string_view args[3] = {"SENTINEL"sv, "get-master-addr-by-name"sv, master_name()};
     tried_ = 0;
     unknown_ = false;
+    resolved_ = false;
     Status link = Status::connect_failed;  // why the last unreachable sentinel failed
     Status replied = Status::ok;           // what the last sentinel that answered badly said
     for (std::size_t i = 0; i < count_; ++i) {
@@ -123,7 +124,10 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
             spoke = !lost(s);
             if (spoke && reply.count != 0) s = parse_master_addr(reply, found);
             conn.close();
-            if (s == Status::ok) return s;
+            if (s == Status::ok) {
+                resolved_ = true;
+                return s;
+            }
         }
         if (!spoke) {
             // A sentinel's host name that does not resolve is one more unreachable sentinel:

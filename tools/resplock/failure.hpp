@@ -10,6 +10,7 @@
 
 #include "resplock/core/connection.hpp"
 #include "resplock/core/status.hpp"
+#include "resplock/ha/sentinel.hpp"
 #include "url.hpp"
 #ifdef RESPLOCK_CLI_TLS
 #include "resplock/ports/mbedtls.h"
@@ -24,6 +25,8 @@ struct Target {
     std::uint32_t timeout_ms;
     std::size_t buffer_size;           // of each connection, for a reply too large for it
     const resplock::Connection* conn;  // for the server's error text; null for a quorum
+    // redis-sentinel://: what the last resolution found (sentinels tried, name unknown); else null
+    const resplock::Sentinel* sentinel;
 #ifdef RESPLOCK_CLI_TLS
     const resplock_mbedtls_t* tls;  // rediss://: why a TLS connection failed
     bool client_cert;               // --cert given

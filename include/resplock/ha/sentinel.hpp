@@ -70,10 +70,11 @@ class Sentinel final : public Router {
 
     // What the last resolution found, for messages. tried(): how many sentinels it asked, in
     // order from the first (a sentinel that could not be reached counts). name_unknown(): some
-    // sentinel answered that it does not know the master name. master(): the node the last
-    // connect reached and confirmed (port 0: none yet).
+    // sentinel answered that it does not know the master name. resolved(): a sentinel gave an
+    // address. master(): the node the last connect reached and confirmed (port 0: none yet).
     std::size_t tried() const noexcept { return tried_; }
     bool name_unknown() const noexcept { return unknown_; }
+    bool resolved() const noexcept { return resolved_; }
     const Node& master() const noexcept { return master_; }
 
     // The parts of a resolution, over replies already received (exposed for tests and fuzzing).
@@ -98,6 +99,7 @@ class Sentinel final : public Router {
     std::uint8_t count_ = 0;
     std::uint8_t tried_ = 0;
     bool unknown_ = false;
+    bool resolved_ = false;
     bool connecting_ = false;  // a connect in progress: a nested one (from send()) fails
 };
 

@@ -146,6 +146,9 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
 // Connects to node (with the handshake) and asks it its ROLE.
 Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) noexcept {
     Status s = open(conn, node.host, node.port, deadline);
+    // A host name that does not resolve is one more unreachable node: no_host stays the answer
+    // "unknown master name".
+    if (s == Status::no_host) return Status::connect_failed;
     if (s != Status::ok) return s;
     const std::string_view role[1] = {"ROLE"sv};
     resp::Reply reply;

@@ -27,8 +27,9 @@
 //       for a reply of the wrong shape): no sentinel gave an address and the last one that
 //       answered said this;
 //   read_only: a node was found but never confirmed as master before the deadline;
-//   a failure to connect to the master (connect_failed, timeout, ...) that lasted until the
-//       deadline, or its handshake's failure (auth_failed, no_permission: at once, no retry);
+//   a failure to connect to the master (connect_failed, also for a host name that does not
+//       resolve; timeout, ...) that lasted until the deadline, or its handshake's failure
+//       (auth_failed, no_permission: at once, no retry);
 //   an error reply to ROLE other than LOADING / BUSY (e.g. no_permission): at once.
 // command() returns the command's statuses; read_only after RESPLOCK_MAX_REDIRECTS re-sends.
 #ifndef RESPLOCK_HA_SENTINEL_HPP

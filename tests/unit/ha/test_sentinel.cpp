@@ -274,6 +274,16 @@ TEST(an_unreachable_master_is_resolved_again) {
     CHECK(f.m.mock.done());
 }
 
+TEST(a_master_host_that_never_resolves_is_connect_failed_not_no_host) {
+    Fixture f(1, 150);  // a pause of 100, then the 50 left
+    for (int i = 0; i < 2; ++i)
+        f.m.mock.on_connect().expect(ask).reply(addr_6380).on_connect(RESPLOCK_PORT_NO_HOST);
+    CHECK_EQ(f.run(), Status::connect_failed);
+    CHECK(!f.sentinel.name_unknown());
+    CHECK(f.sentinel.resolved());
+    CHECK(f.m.mock.done());
+}
+
 TEST(never_a_master_before_the_deadline_is_read_only) {
     Fixture f(1, 250);  // pauses of 100, 100, then the 50 left
     for (int i = 0; i < 3; ++i)

@@ -53,6 +53,22 @@ std::string trimmed(std::string s) {
     return s;
 }
 
+// A temporary folder, removed with what it holds even when a check fails.
+struct ScratchDir {
+    std::string path;
+    ScratchDir() {
+        char tmpl[] = "/tmp/resplock-sentinel-run-XXXXXX";
+        if (mkdtemp(tmpl) != nullptr) path = tmpl;
+    }
+    ScratchDir(const ScratchDir&) = delete;
+    ScratchDir& operator=(const ScratchDir&) = delete;
+    ~ScratchDir() {
+        if (path.empty()) return;
+        unlink((path + "/done").c_str());
+        rmdir(path.c_str());
+    }
+};
+
 // The topology shared by the tests that do not fail over.
 SentinelTopology& shared() {
     static SentinelTopology t(2);
@@ -147,9 +163,9 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     REQUIRE_EQ(a.code, 0);
     const std::string token = trimmed(a.out);
     // A run whose lock must survive: renewed every ttl/3 (15 s), COMMAND ends when `done` exists.
-    char tmpl[] = "/tmp/resplock-sentinel-run-XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    const std::string done = std::string(tmpl) + "/done";
+    const ScratchDir dir;
+    REQUIRE(!dir.path.empty());
+    const std::string done = dir.path + "/done";
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "--url", t.url(), "--ttl", "45000", "run", "sentinel:run",
                        "--", "sh", "-c", "while [ ! -e '" + done + "' ]; do sleep 0.1; done"}));
@@ -190,6 +206,4 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     CHECK_EQ(rel.code, 0);
     if (rel.code != 0) std::printf("      release stderr: %s\n", rel.err.c_str());
     CHECK_EQ(t.replica().cli({"EXISTS", "sentinel:before"}), "0");
-    unlink(done.c_str());
-    rmdir(tmpl);
 }

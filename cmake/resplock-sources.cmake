@@ -17,7 +17,8 @@ set(RESPLOCK_CORE_SOURCES
     src/core/lock_rules.cpp
 )
 
-# Optional lock semantics: each object is linked only if the program calls it.
+# Optional lock semantics and routers (src/ha/: Redis Sentinel, Cluster): each object is linked
+# only if the program calls it.
 set(RESPLOCK_VARIANT_SOURCES
     src/variants/lock_options.cpp
     src/variants/reentrant_lock.cpp
@@ -26,6 +27,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
     src/variants/replicas.cpp
+    src/ha/sentinel.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).
@@ -37,6 +39,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/renewer_c.cpp
     src/c_api/observer_c.cpp
     src/c_api/fair_c.cpp
+    src/c_api/sentinel_c.cpp
     src/c_api/status_c.cpp
 )
 

@@ -376,6 +376,9 @@ TEST(help_and_version) {
 TEST(help_text_names_every_option_and_exit_code) {
     const Parsed p({"--help"});
     for (const char* word : {"--url URL",
+                             "redis-sentinel://",
+                             "rediss-sentinel://",
+                             "#MASTERNAME",
                              "-u,",
                              "--password-file PATH",
                              "--ttl MS",

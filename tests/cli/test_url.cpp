@@ -714,3 +714,138 @@ TEST(tls_options_need_rediss) {
     expect(none, "rediss://h", exit_usage, "rediss:// (TLS) is not supported by this build");
 #endif
 }
+
+// ---------------------------------------------------------------------------------------------
+// Sentinel URLs: redis[s]-sentinel://[[user]:password@]host[:port][,host[:port]...][/db]#NAME
+
+TEST(sentinel_urls_name_their_sentinels_and_master) {
+    const Parsed p("redis-sentinel://u:p%40ss@10.0.0.2,sentinel-b:26380,[::1]:1/3#my%20master");
+    REQUIRE(p.result == UrlResult::ok);
+    CHECK(p.ep.sentinel);
+    CHECK(!p.ep.tls);
+    CHECK_TEXT(p.ep.master_name, "my master");
+    REQUIRE_EQ(p.ep.sentinel_count, std::size_t{3});
+    CHECK_TEXT(p.ep.sentinels[0].host, "10.0.0.2");
+    CHECK_EQ(p.ep.sentinels[0].port, 26379U);
+    CHECK_TEXT(p.ep.sentinels[1].host, "sentinel-b");
+    CHECK_EQ(p.ep.sentinels[1].port, 26380U);
+    CHECK_TEXT(p.ep.sentinels[2].host, "::1");
+    CHECK(p.ep.sentinels[2].ipv6);
+    CHECK_EQ(p.ep.sentinels[2].port, 1U);
+    CHECK_EQ(p.ep.db, 3U);
+    CHECK_TEXT(p.ep.username, "u");
+    CHECK_TEXT(p.ep.password, "p@ss");
+    // host and port: the first sentinel's, for messages.
+    CHECK_TEXT(p.ep.host, "10.0.0.2");
+    CHECK_EQ(p.ep.port, 26379U);
+}
+
+TEST(sentinel_schemes_and_defaults) {
+    const Parsed plain("REDIS-SENTINEL://h#m");
+    REQUIRE(plain.result == UrlResult::ok);
+    CHECK(plain.ep.sentinel && !plain.ep.tls);
+    CHECK_EQ(plain.ep.sentinel_count, std::size_t{1});
+    CHECK_EQ(plain.ep.sentinels[0].port, 26379U);
+    CHECK_EQ(plain.ep.db, 0U);
+    CHECK(!plain.ep.has_password);
+    const Parsed tls("rediss-sentinel://:pw@h:5,g/#m");
+    REQUIRE(tls.result == UrlResult::ok);
+    CHECK(tls.ep.sentinel && tls.ep.tls);
+    CHECK_EQ(tls.ep.sentinel_count, std::size_t{2});
+    CHECK_TEXT(tls.ep.password, "pw");
+    // A password may hold '#', ',' and '/': the user-info ends at the last '@'.
+    const Parsed odd("redis-sentinel://:a#b,c/d@h#m");
+    REQUIRE(odd.result == UrlResult::ok);
+    CHECK_TEXT(odd.ep.password, "a#b,c/d");
+    CHECK_TEXT(odd.ep.master_name, "m");
+    const Parsed five("redis-sentinel://a,b,c,d,e#m");
+    REQUIRE(five.result == UrlResult::ok);
+    CHECK_EQ(five.ep.sentinel_count, std::size_t{5});
+    CHECK_TEXT(five.ep.sentinels[4].host, "e");
+    // A plain URL is no Sentinel one.
+    const Parsed redis("redis://h");
+    REQUIRE(redis.result == UrlResult::ok);
+    CHECK(!redis.ep.sentinel);
+}
+
+TEST(bad_sentinel_urls_are_refused) {
+    check_refused("redis-sentinel://h", "needs #MASTERNAME");
+    check_refused("redis-sentinel://h#", "needs #MASTERNAME");
+    check_refused("redis-sentinel://h/1", "needs #MASTERNAME");
+    check_refused("redis-sentinel://h#m?x", "query strings and fragments are not supported");
+    check_refused("redis-sentinel://a,b,c,d,e,f#m", "too many sentinels");
+    check_refused("redis-sentinel://a,,b#m", "missing host");
+    check_refused("redis-sentinel://a,#m", "missing host");
+    check_refused("redis-sentinel://#m", "missing host");
+    check_refused("redis-sentinel://h:0#m", "the port must be a number in 1..65535");
+    check_refused("redis-sentinel://h:65536#m", "the port must be a number");
+    check_refused("redis-sentinel://h:x,g#m", "the port must be a number");
+    check_refused("redis-sentinel://h/x#m", "the database after '/' must be a number");
+    check_refused("redis-sentinel://h#m%00", "bad master name");
+    check_refused("redis-sentinel://h#m%zz", "bad master name");
+    check_refused("redis-sentinel://h#" + std::string(RESPLOCK_MAX_HOST_LEN + 1, 'n'),
+                  "bad master name");
+    check_refused("redis-sentinel://" + std::string(RESPLOCK_MAX_HOST_LEN + 1, 'h') + "#m",
+                  "sentinel host name too long");
+    check_refused("redis-sentinel://[::1#m", "bad IPv6 address");
+    check_refused("redis-sentinel://h g#m", "bad character in the host name");
+    check_refused("redis-sentinel:/h#m", "it must start with");
+    check_refused("sentinel://h#m", "it must start with");
+    // The longest accepted host and name.
+    const Parsed longest("redis-sentinel://" + std::string(RESPLOCK_MAX_HOST_LEN, 'h') + "#" +
+                         std::string(RESPLOCK_MAX_HOST_LEN, 'n'));
+    CHECK(longest.result == UrlResult::ok);
+}
+
+TEST(a_list_keeps_the_commas_between_sentinels) {
+    struct Case {
+        const char* list;
+        std::size_t cut;
+    };
+    const Case cases[] = {
+        {"redis-sentinel://a,b:1,c#m", 26},
+        {"redis-sentinel://a,b#m,redis://c", 22},
+        {"redis://c,redis-sentinel://a,b#m", 9},
+        {"redis-sentinel://a,b#m,rediss-sentinel://c,d#n", 22},
+        {"redis-sentinel://a,b#m,REDIS-SENTINEL://c#n", 22},
+        {"rediss-sentinel://:p,w@a,b#m", 28},
+    };
+    for (const Case& c : cases) {
+        if (!CHECK_EQ(resplock_cli::url_list_cut(c.list), c.cut)) std::printf("      %s\n", c.list);
+    }
+    // REDIS_URL / --url values split into whole URLs: each parses with all its sentinels.
+    std::string_view rest = "redis-sentinel://a,b:2#m,redis-sentinel://:x,y@c,d,e#n";
+    std::vector<std::string> items;
+    for (;;) {
+        const std::size_t cut = resplock_cli::url_list_cut(rest);
+        items.emplace_back(rest.substr(0, cut));
+        if (cut == rest.size()) break;
+        rest.remove_prefix(cut + 1);
+    }
+    REQUIRE_EQ(items.size(), std::size_t{2});
+    const Parsed first(items[0]);
+    REQUIRE(first.result == UrlResult::ok);
+    CHECK_EQ(first.ep.sentinel_count, std::size_t{2});
+    CHECK_EQ(first.ep.sentinels[1].port, 2U);
+    const Parsed second(items[1]);
+    REQUIRE(second.result == UrlResult::ok);
+    CHECK_EQ(second.ep.sentinel_count, std::size_t{3});
+    CHECK_TEXT(second.ep.password, "x,y");
+    CHECK_TEXT(second.ep.master_name, "n");
+}
+
+TEST(a_sentinel_url_with_a_password_may_carry_credentials) {
+    CHECK(resplock_cli::url_list_has_credentials("redis-sentinel://:pw@a,b#m"));
+    CHECK(!resplock_cli::url_list_has_credentials("redis-sentinel://a,b#m"));
+    CHECK(resplock_cli::url_list_has_credentials("redis-sentinel://a,b#m,redis://:pw@c"));
+}
+
+TEST(endpoint_from_a_sentinel_url) {
+    const FromUrl f("redis-sentinel://u:pw@a,b#m", "--url");
+    CHECK_EQ(f.code, go_on);
+    CHECK(f.err.empty());
+    CHECK(f.ep.sentinel);
+    CHECK_EQ(f.ep.sentinel_count, std::size_t{2});
+    const FromUrl user_only("redis-sentinel://u@a#m", "--url");
+    CHECK_EQ(user_only.code, exit_usage);
+}

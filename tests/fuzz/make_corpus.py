@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies),
-tests/fuzz/corpus/lock and tests/fuzz/corpus/quorum (inputs in the formats described at the top
-of fuzz_lock.cpp and fuzz_quorum.cpp). The files are committed; rerun this after changing a seed,
+tests/fuzz/corpus/lock, tests/fuzz/corpus/quorum and tests/fuzz/corpus/sentinel (inputs in the
+formats described at the top of fuzz_lock.cpp, fuzz_quorum.cpp and fuzz_sentinel.cpp). The files are committed; rerun this after changing a seed,
 and keep each file tiny. Inputs a fuzz run found that are worth keeping are committed as they were
 saved (regress_* files this script does not write); it never deletes them."""
 import os
@@ -357,6 +357,42 @@ QUORUM = {
 }
 
 
+# fuzz_sentinel: LEN BYTES (one reply for the parsers), then sentinels and timeout, then the
+# server's events for up to eight PINGs (see fuzz_sentinel.cpp).
+ADDR = b"*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n"
+MASTER = b"*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n"
+SLAVE = b"*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6380\r\n$9\r\nconnected\r\n:0\r\n"
+READONLY = b"-READONLY You can't write against a read only replica.\r\n"
+
+
+def sentinel_seed(parsed, sentinels=1, timeout=100, events=b""):
+    return bytes([len(parsed)]) + parsed + bytes([sentinels - 1, timeout]) + events
+
+
+def resolve(addr=ADDR, role=MASTER):
+    """A sentinel gives addr, the master answers ROLE with role."""
+    return CONNECT + rt(addr) + CONNECT + rt(role)
+
+
+SENTINEL = {
+    "addr_master_ping": sentinel_seed(ADDR, 1, 100, resolve() + rt(b"+PONG\r\n")),
+    "nil_then_next": sentinel_seed(b"*-1\r\n", 2, 100,
+                                   CONNECT + rt(b"*-1\r\n") + resolve() + rt(b"+PONG\r\n")),
+    "all_unknown": sentinel_seed(b"$-1\r\n", 2, 100, CONNECT + rt(b"*-1\r\n") + REFUSED),
+    "unreachable": sentinel_seed(b"-ERR x\r\n", 3, 100, REFUSED + CONNECT_TIMEOUT + REFUSED),
+    "slave_then_master": sentinel_seed(SLAVE, 1, 100,
+                                       resolve(role=SLAVE) + resolve() + rt(b"+PONG\r\n")),
+    "readonly_resend": sentinel_seed(READONLY, 1, 100,
+                                     resolve() + rt(READONLY) + resolve() + rt(b"+PONG\r\n")),
+    "bad_port": sentinel_seed(b"*2\r\n$1\r\nh\r\n$5\r\n65536\r\n", 2, 100,
+                              CONNECT + rt(b"*2\r\n$1\r\nh\r\n$1\r\n0\r\n") + resolve()),
+    "role_error": sentinel_seed(b"*1\r\n:1\r\n", 1, 100,
+                                resolve(role=b"-NOPERM no\r\n") + resolve(role=b"+OK\r\n")),
+    "lost_then_again": sentinel_seed(MASTER, 1, 100,
+                                     resolve() + SEND + RECV_CLOSED + resolve() + rt(b"+PONG\r\n")),
+}
+
+
 def write(folder, seeds):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -369,3 +405,4 @@ if __name__ == "__main__":
     write("resp", RESP)
     write("lock", LOCK)
     write("quorum", QUORUM)
+    write("sentinel", SENTINEL)

@@ -22,11 +22,13 @@
 #include "check.hpp"
 #include "helpers.hpp"
 #include "ports.hpp"
+#include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/core/resp.hpp"
+#include "resplock/ha/sentinel.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/renewer.hpp"
@@ -546,4 +548,39 @@ TEST(observer_client_name_owner_label_and_renewer_events_no_heap) {
     CHECK_EQ(watched, Status::ok);
     CHECK_EQ(released, Status::ok);
     CHECK(events >= 5);  // connect a, connect b, retries, reconnect a, renewal
+}
+
+TEST(sentinel_resolution_no_heap) {
+    support::SentinelTopology topology(1);
+    REQUIRE(topology.ok());
+    const std::uint16_t dead = support::free_port();
+    const std::uint16_t sentinel_port = topology.sentinel_port(0);
+
+    arm();
+    // A dead sentinel first, then the live one; the master confirmed with ROLE, then a lock.
+    resplock::Sentinel sentinel("mymaster");
+    const bool added = sentinel.add("127.0.0.1", dead) && sentinel.add("127.0.0.1", sentinel_port);
+    ConnectionConfig config = config_for(0);
+    config.router = &sentinel;
+    Client a(config);
+    Lock lock(a.conn, "sentinel:noheap");
+    const Status acquired = lock.acquire(5000);
+    const Status released = lock.release();
+    // A name the sentinel does not know.
+    resplock::Sentinel unknown("no-such-master");
+    const bool added_unknown = unknown.add("127.0.0.1", sentinel_port);
+    ConnectionConfig other = config_for(0);
+    other.router = &unknown;
+    Client b(other);
+    const Status pinged = b.run({"PING"});
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK(added && added_unknown);
+    CHECK_EQ(acquired, Status::ok);
+    CHECK_EQ(released, Status::ok);
+    CHECK_EQ(sentinel.tried(), std::size_t{2});
+    CHECK_EQ(sentinel.master().port, topology.master().port());
+    CHECK_EQ(pinged, Status::no_host);
+    CHECK(unknown.name_unknown());
 }

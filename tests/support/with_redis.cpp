@@ -1,6 +1,9 @@
 // Runs a program next to a throwaway redis-server: `with_redis PROGRAM [ARGS...]` starts a server
 // on a free 127.0.0.1 port, exports REDIS_PORT and REDIS_URL, runs PROGRAM, stops the server and
 // exits with PROGRAM's status. For tests and examples that are not C++ or not ours to change.
+// `with_redis --sentinel PROGRAM [ARGS...]` starts a master, a replica and a sentinel instead
+// (support::SentinelTopology) and exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT,
+// REDIS_SENTINEL_MASTER (the master name) and REDIS_URL (a redis-sentinel:// URL).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,20 +11,43 @@
 #include <cstdlib>
 #include <string>
 
+#include <cstring>
+#include <memory>
+
+#include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 
 int main(int argc, char** argv) {
+    const bool sentinel = argc > 1 && std::strcmp(argv[1], "--sentinel") == 0;
+    if (sentinel) {
+        --argc;
+        ++argv;
+    }
     if (argc < 2) {
-        std::fprintf(stderr, "usage: with_redis PROGRAM [ARGS...]\n");
+        std::fprintf(stderr, "usage: with_redis [--sentinel] PROGRAM [ARGS...]\n");
         return 2;
     }
-    support::RedisServer server;
-    if (!server.running()) {
-        std::fprintf(stderr, "with_redis: redis-server did not start\n");
-        return 1;
+    std::unique_ptr<support::RedisServer> server;
+    std::unique_ptr<support::SentinelTopology> topology;
+    if (sentinel) {
+        topology = std::make_unique<support::SentinelTopology>(1);
+        if (!topology->ok()) {
+            std::fprintf(stderr, "with_redis: the Sentinel deployment did not start\n");
+            return 1;
+        }
+        setenv("REDIS_PORT", std::to_string(topology->master().port()).c_str(), 1);
+        setenv("REDIS_SENTINEL_PORT", std::to_string(topology->sentinel_port(0)).c_str(), 1);
+        setenv("REDIS_SENTINEL_MASTER", topology->name().c_str(), 1);
+        setenv("REDIS_URL", topology->url().c_str(), 1);
+    } else {
+        server = std::make_unique<support::RedisServer>();
+        if (!server->running()) {
+            std::fprintf(stderr, "with_redis: redis-server did not start\n");
+            return 1;
+        }
+        setenv("REDIS_PORT", std::to_string(server->port()).c_str(), 1);
+        setenv("REDIS_URL", server->url().c_str(), 1);
     }
-    setenv("REDIS_PORT", std::to_string(server.port()).c_str(), 1);
-    setenv("REDIS_URL", server.url().c_str(), 1);
     std::fflush(nullptr);
     const pid_t child = fork();
     if (child == 0) {

@@ -37,12 +37,14 @@ ROLES = {
     "variants/renewer.cpp": "renewal driver",
     "variants/fair_lock.cpp": "fair lock",
     "variants/replicas.cpp": "replica WAIT",
+    "ha/sentinel.cpp": "Sentinel router",
     "c_api/lock_c.cpp": "C API",
     "c_api/options_c.cpp": "C API: options",
     "c_api/reentrant_c.cpp": "C API: reentrant",
     "c_api/quorum_c.cpp": "C API: quorum",
     "c_api/renewer_c.cpp": "C API: renewer",
     "c_api/fair_c.cpp": "C API: fair lock",
+    "c_api/sentinel_c.cpp": "C API: Sentinel",
     "c_api/status_c.cpp": "status texts",
 }
 # Core objects first, in this order; then anything else in src/core; then the optional ones.

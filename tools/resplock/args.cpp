@@ -26,7 +26,8 @@ Command command_from(const char* name) {
 }
 
 // Adds the URLs of one --url value (or of REDIS_URL): one URL, or several separated by commas,
-// each starting with redis:// or rediss://.
+// each starting with redis://, rediss://, redis-sentinel:// or rediss-sentinel:// (the commas
+// between the sentinels of one URL do not split it).
 bool add_urls(Options& o, const char* value) {
     std::string_view rest(value);
     for (;;) {

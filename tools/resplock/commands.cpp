@@ -387,8 +387,13 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
 // A lock on the one server ep, over `port` (wrapped in TLS for rediss://).
 int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     Target target{};
-    (void)std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u", ep.host,
-                        static_cast<unsigned>(ep.port));
+    if (ep.sentinel) {
+        (void)std::snprintf(target.where, sizeof target.where, "Sentinel master %.*s",
+                            RESPLOCK_MAX_HOST_LEN, Masked(ep.master_name).text);
+    } else {
+        (void)std::snprintf(target.where, sizeof target.where, ep.ipv6 ? "[%s]:%u" : "%s:%u",
+                            ep.host, static_cast<unsigned>(ep.port));
+    }
     target.host = ep.host;
     target.timeout_ms = o.timeout_ms;
     target.buffer_size = sizeof io_buffer;
@@ -404,6 +409,7 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
 #endif
     resplock::Connection conn(port, connection_config(ep, o, 0), io_buffer, sizeof io_buffer);
     target.conn = &conn;
+    target.sentinel = sentinel_for(0);
     resplock::Connection* const list[1] = {&conn};
     if (o.fair) {
         resplock::FairLock lock(conn, o.operands[0]);

@@ -2,6 +2,7 @@
 #include "failure.hpp"
 
 #include <cstdio>
+#include <cstring>
 #include <string_view>
 
 #include "exit_codes.hpp"
@@ -130,6 +131,49 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
     }
 }
 
+// "h:p, [v6]:p, ..." of the first `count` sentinels of s.
+void sentinel_list(const resplock::Sentinel& s, std::size_t count, char* out, std::size_t cap) {
+    std::size_t used = 0;
+    out[0] = '\0';
+    for (std::size_t i = 0; i < count && used < cap; ++i) {
+        const resplock::Node& n = s.sentinel(i);
+        const bool v6 = std::strchr(n.host, ':') != nullptr;
+        const int w = std::snprintf(out + used, cap - used, v6 ? "%s[%s]:%u" : "%s%s:%u",
+                                    i == 0 ? "" : ", ", n.host, static_cast<unsigned>(n.port));
+        if (w < 0) return;
+        used += static_cast<std::size_t>(w);
+    }
+}
+
+// A master found through Sentinel: the name unknown, no sentinel reachable, or no node confirmed
+// as master. True if it wrote out.
+bool describe_sentinel(Status s, const Target& t, char* out, std::size_t cap) {
+    if (t.sentinel == nullptr) return false;
+    const resplock::Sentinel& r = *t.sentinel;
+    char list[RESPLOCK_MAX_SENTINELS * (RESPLOCK_MAX_HOST_LEN + 10)];
+    const Masked name(r.master_name());
+    if (s == Status::no_host && r.name_unknown()) {
+        sentinel_list(r, r.tried(), list, sizeof list);
+        (void)std::snprintf(out, cap, "master name '%s' is unknown to the sentinels (%s)",
+                            name.text, list);
+        return true;
+    }
+    if ((s == Status::connect_failed || s == Status::timeout) && !r.resolved()) {
+        sentinel_list(r, r.tried() != 0 ? r.tried() : r.count(), list, sizeof list);
+        (void)std::snprintf(out, cap, "no sentinel reachable for master '%s' (tried %s)", name.text,
+                            list);
+        return true;
+    }
+    if (s == Status::read_only && t.conn != nullptr && t.conn->error_text().empty()) {
+        (void)std::snprintf(out, cap,
+                            "no node confirmed as master '%s' before the timeout (the sentinels "
+                            "name a replica: a failover in progress?)",
+                            name.text);
+        return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 int exit_for(Status s, const Target& t) {
@@ -144,7 +188,10 @@ int exit_for(Status s, const Target& t) {
 }
 
 void describe(Status s, const Target& t, char* out, std::size_t cap) {
-    if (describe_tls(s, t, out, cap) || describe_link(s, t, out, cap)) return;
+    if (describe_sentinel(s, t, out, cap) || describe_tls(s, t, out, cap) ||
+        describe_link(s, t, out, cap)) {
+        return;
+    }
     if (s == Status::random_failed) {
         (void)std::snprintf(out, cap,
                             "cannot make a lock token: the system's random source failed");

@@ -11,6 +11,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
+#include "resplock/ha/sentinel.hpp"
 #include "url.hpp"
 #ifdef RESPLOCK_CLI_TLS
 #include "resplock/ports/mbedtls.h"
@@ -28,6 +29,8 @@ struct Target {
     // --replicas: how many were asked for, and the lock whose WAIT counted them (null: none).
     std::uint32_t replicas;
     const resplock::Lock* lock;
+    // redis-sentinel://: what the last resolution found (sentinels tried, name unknown); else null
+    const resplock::Sentinel* sentinel;
 #ifdef RESPLOCK_CLI_TLS
     const resplock_mbedtls_t* tls;  // rediss://: why a TLS connection failed
     bool client_cert;               // --cert given

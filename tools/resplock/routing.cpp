@@ -1,10 +1,35 @@
-// router_for() (see routing.hpp).
+// router_for() and sentinel_for() (see routing.hpp).
 #include "routing.hpp"
+
+#include <new>
 
 namespace resplock_cli {
 
-resplock::Router* router_for(const Endpoint& /*ep*/, int /*index*/) {
-    return nullptr;
+namespace {
+
+// One Sentinel per server index, built in place by router_for().
+struct SentinelSlot {
+    alignas(resplock::Sentinel) unsigned char bytes[sizeof(resplock::Sentinel)];
+    resplock::Sentinel* built;
+};
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+SentinelSlot slots[RESPLOCK_MAX_SERVERS];
+
+}  // namespace
+
+resplock::Router* router_for(const Endpoint& ep, int index) {
+    if (!ep.sentinel || index < 0 || index >= RESPLOCK_MAX_SERVERS) return nullptr;
+    SentinelSlot& slot = slots[index];
+    auto* sentinel = new (slot.bytes) resplock::Sentinel(ep.master_name);
+    slot.built = sentinel;
+    // parse_url() checked every host and port against the library's limits.
+    for (std::size_t i = 0; i < ep.sentinel_count; ++i)
+        (void)sentinel->add(ep.sentinels[i].host, ep.sentinels[i].port);
+    return sentinel;
+}
+
+const resplock::Sentinel* sentinel_for(int index) {
+    return index < 0 || index >= RESPLOCK_MAX_SERVERS ? nullptr : slots[index].built;
 }
 
 }  // namespace resplock_cli

@@ -114,6 +114,77 @@ bool parse_port_and_db(std::string_view u, Endpoint& ep, const char** why) {
     return true;
 }
 
+// The sentinels of a redis-sentinel:// URL: host[:port] items separated by commas.
+bool parse_sentinels(std::string_view list, Endpoint& ep, const char** why) {
+    for (;;) {
+        const std::size_t comma = list.find(',');
+        std::string_view item = list.substr(0, comma);
+        if (ep.sentinel_count == RESPLOCK_MAX_SENTINELS) {
+            *why = "too many sentinels (at most 5)";
+            return false;
+        }
+        Endpoint one;
+        one.port = sentinel_default_port;
+        if (!parse_host(item, one, why) || !parse_port_and_db(item, one, why)) return false;
+        const std::size_t len = std::strlen(one.host);
+        if (len > RESPLOCK_MAX_HOST_LEN) {
+            *why = "sentinel host name too long";
+            return false;
+        }
+        SentinelAddress& a = ep.sentinels[ep.sentinel_count++];
+        std::memcpy(a.host, one.host, len + 1);
+        a.port = one.port;
+        a.ipv6 = one.ipv6;
+        if (comma == std::string_view::npos) return true;
+        list.remove_prefix(comma + 1);
+    }
+}
+
+// What follows the user-info of a redis-sentinel:// URL: the sentinels, maybe "/db", then
+// "#MASTERNAME".
+bool parse_sentinel_rest(std::string_view u, Endpoint& ep, const char** why) {
+    const std::size_t hash = u.find('#');
+    if (hash == std::string_view::npos || hash + 1 == u.size()) {
+        *why = "a Sentinel URL needs #MASTERNAME at its end";
+        return false;
+    }
+    if (!percent_decode(u.substr(hash + 1), ep.master_name, sizeof ep.master_name)) {
+        *why = "bad master name (too long, a bad %XX escape, or %00)";
+        return false;
+    }
+    u = u.substr(0, hash);
+    const std::size_t slash = u.find('/');
+    if (!parse_sentinels(u.substr(0, slash), ep, why)) return false;
+    if (slash != std::string_view::npos && !parse_port_and_db(u.substr(slash), ep, why)) {
+        return false;
+    }
+    ep.sentinel = true;
+    std::memcpy(ep.host, ep.sentinels[0].host, std::strlen(ep.sentinels[0].host) + 1);
+    ep.port = ep.sentinels[0].port;
+    ep.ipv6 = ep.sentinels[0].ipv6;
+    return true;
+}
+
+// The schemes, longest first: "redis-sentinel://" must not be taken for "redis://".
+struct Scheme {
+    std::string_view prefix;
+    bool tls;
+    bool sentinel;
+};
+constexpr Scheme schemes[] = {
+    {"rediss-sentinel://", true, true},
+    {"redis-sentinel://", false, true},
+    {"rediss://", true, false},
+    {"redis://", false, false},
+};
+
+const Scheme* scheme_of(std::string_view u) {
+    for (const Scheme& s : schemes) {
+        if (starts_with_nocase(u, s.prefix)) return &s;
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 bool percent_decode(std::string_view in, char* out, std::size_t cap) {
@@ -138,16 +209,16 @@ bool percent_decode(std::string_view in, char* out, std::size_t cap) {
 
 UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
     std::string_view u(url);
-    if (starts_with_nocase(u, "rediss://")) {
-        ep.tls = true;
-        u.remove_prefix(9);
-    } else if (starts_with_nocase(u, "redis://")) {
-        u.remove_prefix(8);
-    } else {
-        *why = "it must start with redis:// or rediss://";
+    const Scheme* scheme = scheme_of(u);
+    if (scheme == nullptr) {
+        *why =
+            "it must start with redis:// or rediss:// (or redis-sentinel://, rediss-sentinel://)";
         return UrlResult::bad;
     }
-    if (u.find_first_of("?#") != std::string_view::npos) {
+    ep.tls = scheme->tls;
+    u.remove_prefix(scheme->prefix.size());
+    // A Sentinel URL ends with its #MASTERNAME (after the user-info); no other fragment.
+    if (u.find_first_of(scheme->sentinel ? "?" : "?#") != std::string_view::npos) {
         *why = "query strings and fragments are not supported";
         return UrlResult::bad;
     }
@@ -157,6 +228,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
         if (!parse_user_info(u.substr(0, at), ep, why)) return UrlResult::bad;
         u.remove_prefix(at + 1);
     }
+    if (scheme->sentinel) return parse_sentinel_rest(u, ep, why) ? UrlResult::ok : UrlResult::bad;
     if (!parse_host(u, ep, why) || !parse_port_and_db(u, ep, why)) return UrlResult::bad;
     return UrlResult::ok;
 }
@@ -164,7 +236,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
 std::size_t url_list_cut(std::string_view list) {
     for (std::size_t i = list.find(','); i != std::string_view::npos; i = list.find(',', i + 1)) {
         const std::string_view next = list.substr(i + 1);
-        if (starts_with_nocase(next, "redis://") || starts_with_nocase(next, "rediss://")) return i;
+        if (scheme_of(next) != nullptr) return i;
     }
     return list.size();
 }

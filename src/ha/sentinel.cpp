@@ -1,0 +1,208 @@
+// The Sentinel router (see resplock/ha/sentinel.hpp).
+#include "resplock/ha/sentinel.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+
+namespace {
+
+// True for a copyable name: 1..RESPLOCK_MAX_HOST_LEN bytes, no NUL.
+bool valid_name(std::string_view name) noexcept {
+    if (name.empty() || name.size() > RESPLOCK_MAX_HOST_LEN) return false;
+    for (const char c : name) {
+        if (c == '\0') return false;
+    }
+    return true;
+}
+
+// A port number as a sentinel sends it: 1..5 decimal digits, value 1..65535.
+bool parse_port(std::string_view text, std::uint16_t& port) noexcept {
+    if (text.empty() || text.size() > 5) return false;
+    std::uint32_t value = 0;
+    for (const char c : text) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10U + static_cast<std::uint32_t>(c - '0');
+    }
+    if (value == 0 || value > 65535U) return false;
+    port = static_cast<std::uint16_t>(value);
+    return true;
+}
+
+// Failures of a master candidate that may pass while a failover goes on: ask the sentinels again.
+bool passing(Status s) noexcept {
+    switch (s) {
+        case Status::read_only:
+        case Status::loading:
+        case Status::server_busy:
+        case Status::connect_failed:
+        case Status::no_host:
+        case Status::closed:
+        case Status::io_error:
+        case Status::timeout:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Whether a round trip's status means no reply came (the link failed or timed out).
+bool lost(Status s) noexcept {
+    return s == Status::timeout || s == Status::closed || s == Status::io_error;
+}
+
+}  // namespace
+
+Sentinel::Sentinel(std::string_view master_name) noexcept : Router(&on_connect, &on_command) {
+    (void)set_master_name(master_name);
+}
+
+bool Sentinel::add(std::string_view host, std::uint16_t port) noexcept {
+    if (count_ == RESPLOCK_MAX_SENTINELS || !sentinels_[count_].set(host, port)) return false;
+    ++count_;
+    return true;
+}
+
+bool Sentinel::set_master_name(std::string_view name) noexcept {
+    if (!valid_name(name)) return false;
+    for (std::size_t i = 0; i < name.size(); ++i)
+        name_[i] = name[i];
+    name_[name.size()] = '\0';
+    name_len_ = static_cast<std::uint8_t>(name.size());
+    return true;
+}
+
+Status Sentinel::parse_master_addr(const resp::Reply& reply, Node& out) noexcept {
+    if (reply.count == 0) return Status::protocol_error;
+    const resp::Value& top = reply.top();
+    if (top.is(resp::Type::nil_array) || top.is(resp::Type::nil_bulk)) return Status::no_host;
+    if (top.is(resp::Type::error)) return classify_error(top.text());
+    if (!top.is(resp::Type::array) || top.size != 2 || reply.count != 3) {
+        return Status::protocol_error;
+    }
+    const resp::Value& host = reply.values[1];
+    const resp::Value& port = reply.values[2];
+    std::uint16_t number = 0;
+    if (!host.is(resp::Type::bulk_string) || !port.is(resp::Type::bulk_string) ||
+        !parse_port(port.text(), number) || !out.set(host.text(), number)) {
+        return Status::protocol_error;
+    }
+    return Status::ok;
+}
+
+Status Sentinel::parse_role(const resp::Reply& reply) noexcept {
+    if (reply.count < 2 || !reply.top().is(resp::Type::array) || reply.top().size == 0) {
+        return Status::protocol_error;
+    }
+    const resp::Value& role = reply.values[1];
+    if (!role.is(resp::Type::bulk_string) && !role.is(resp::Type::simple_string)) {
+        return Status::protocol_error;
+    }
+    return role.equals("master"sv) ? Status::ok : Status::read_only;
+}
+
+// Asks the sentinels in order; the first address given wins.
+Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexcept {
+    const std::string_view args[3] = {"SENTINEL"sv, "get-master-addr-by-name"sv, master_name()};
+    tried_ = 0;
+    unknown_ = false;
+    resolved_ = false;
+    Status link = Status::connect_failed;  // why the last unreachable sentinel failed
+    Status replied = Status::ok;           // what the last sentinel that answered badly said
+    for (std::size_t i = 0; i < count_; ++i) {
+        if (deadline.remaining(conn.port()) == 0) {
+            link = Status::timeout;
+            break;
+        }
+        tried_ = static_cast<std::uint8_t>(i + 1);
+        Status s = dial(conn, sentinels_[i].host, sentinels_[i].port, deadline);
+        bool spoke = false;  // the sentinel answered (whatever it said)
+        if (s == Status::ok) {
+            resp::Reply reply;
+            s = conn.send(args, 3, deadline);
+            if (s == Status::ok) s = conn.receive(reply, deadline);
+            spoke = !lost(s);
+            if (spoke && reply.count != 0) s = parse_master_addr(reply, found);
+            conn.close();
+            if (s == Status::ok) {
+                resolved_ = true;
+                return s;
+            }
+        }
+        if (!spoke) {
+            // A sentinel's host name that does not resolve is one more unreachable sentinel:
+            // no_host stays the answer "unknown master name".
+            link = s == Status::no_host ? Status::connect_failed : s;
+        } else if (s == Status::no_host) {
+            unknown_ = true;
+        } else {
+            replied = s;
+        }
+    }
+    if (unknown_) return Status::no_host;
+    return replied != Status::ok ? replied : link;
+}
+
+// Connects to node (with the handshake) and asks it its ROLE.
+Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) noexcept {
+    Status s = open(conn, node.host, node.port, deadline);
+    // A host name that does not resolve is one more unreachable node: no_host stays the answer
+    // "unknown master name".
+    if (s == Status::no_host) return Status::connect_failed;
+    if (s != Status::ok) return s;
+    const std::string_view role[1] = {"ROLE"sv};
+    resp::Reply reply;
+    s = conn.send(role, 1, deadline);
+    if (s == Status::ok) s = conn.receive(reply, deadline);
+    if (s == Status::ok) s = parse_role(reply);
+    if (s != Status::ok) conn.close();
+    return s;
+}
+
+Status Sentinel::on_connect(Router& router, Connection& conn, Deadline deadline) noexcept {
+    auto& self = static_cast<Sentinel&>(router);
+    // send() inside a resolution may find the fresh link already closed and try to connect
+    // again: that attempt fails here instead of nesting.
+    if (self.connecting_) return Status::closed;
+    if (self.name_len_ == 0 || self.count_ == 0) return Status::invalid_argument;
+    self.connecting_ = true;
+    const resplock_port_t& port = conn.port();
+    bool saw_replica = false;
+    Status s = Status::timeout;
+    for (;;) {
+        Node found;
+        s = self.resolve(conn, found, deadline);
+        if (s != Status::ok) break;
+        s = self.confirm(conn, found, deadline);
+        if (s == Status::ok) {
+            self.master_ = found;
+            break;
+        }
+        saw_replica = saw_replica || s == Status::read_only;
+        if (!passing(s)) break;
+        const std::uint32_t left = deadline.remaining(port);
+        if (left == 0) break;
+        port.sleep_ms(port.ctx, left < retry_pause_ms ? left : retry_pause_ms);
+        if (deadline.remaining(port) == 0) break;
+    }
+    if (s != Status::ok && saw_replica && passing(s)) s = Status::read_only;
+    self.connecting_ = false;
+    return s;
+}
+
+Status Sentinel::on_command(Router& /*router*/, Connection& conn, const std::string_view* args,
+                            std::size_t count, resp::Reply& reply, Deadline deadline) noexcept {
+    for (unsigned sends = 0;; ++sends) {
+        Status s = conn.send(args, count, deadline);
+        if (s == Status::ok) s = conn.receive(reply, deadline);
+        // -READONLY: the node is a replica now and refused the write; the next send() resolves
+        // the master again.
+        if (s != Status::read_only || sends == RESPLOCK_MAX_REDIRECTS ||
+            deadline.remaining(conn.port()) == 0) {
+            return s;
+        }
+        conn.close();
+    }
+}
+
+}  // namespace resplock

@@ -1,0 +1,426 @@
+// The Sentinel router over the mock port: resolution through the sentinels in order (nil, error
+// and malformed replies: the next sentinel), the final statuses (unreachable, unknown name, never
+// a master), ROLE confirmation and re-resolution, -READONLY re-sends and their limit, the
+// parsers on replies of every shape, and the limits of add() and the master name.
+#include <cstdio>
+#include <string>
+
+#include "check.hpp"
+#include "mock_connection.hpp"
+#include "resplock/core/resp.hpp"
+#include "resplock/ha/sentinel.hpp"
+#include "resplock/ports/mock.hpp"
+#include "wire.hpp"
+
+using resplock::ConnectionConfig;
+using resplock::Node;
+using resplock::Sentinel;
+using resplock::Status;
+using resplock::resp::Parser;
+using resplock::resp::Reply;
+using resplock::resp::Value;
+
+namespace {
+
+using namespace std::string_view_literals;
+
+const std::string_view ping[1] = {"PING"};
+const std::string_view ping_wire = "*1\r\n$4\r\nPING\r\n";
+const std::string_view ask = wire::cmd({"SENTINEL", "get-master-addr-by-name", "mymaster"});
+const std::string_view role = wire::cmd({"ROLE"});
+const std::string_view addr_6380 = "*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n";
+const std::string_view addr_6381 = "*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6381\r\n";
+const std::string_view is_master = "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n";
+const std::string_view is_slave =
+    "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6381\r\n$9\r\nconnected\r\n:0\r\n";
+
+// A connection routed by a Sentinel for "mymaster" over `sentinels` sentinels on 26379, 26380...
+struct Fixture {
+    Sentinel sentinel{"mymaster"};
+    support::MockConnection<> m;
+    Reply reply;
+
+    explicit Fixture(int sentinels = 1, std::uint32_t timeout_ms = 2000)
+        : m(config(sentinel, timeout_ms)) {
+        for (int i = 0; i < sentinels; ++i)
+            (void)sentinel.add("127.0.0.1", static_cast<std::uint16_t>(26379 + i));
+    }
+    static ConnectionConfig config(Sentinel& s, std::uint32_t timeout_ms) {
+        ConnectionConfig c = support::with_timeout(timeout_ms);
+        c.router = &s;
+        return c;
+    }
+    Status run() { return m.conn.command(ping, 1, reply); }
+    // One sentinel's answer, then the master's ROLE.
+    resplock::mock::MockPort& resolves(std::string_view addr, std::string_view role_reply) {
+        return m.mock.on_connect().expect(ask).reply(addr).on_connect().expect(role).reply(
+            role_reply);
+    }
+};
+
+// Parses `bytes` as one reply (storage is static: the reply stays valid until the next call).
+Reply parsed(std::string_view bytes) {
+    static Value values[RESPLOCK_MAX_REPLY_VALUES];
+    static std::string copy;
+    copy.assign(bytes);
+    Parser parser(values, RESPLOCK_MAX_REPLY_VALUES);
+    if (!CHECK_EQ(parser.parse(copy.data(), copy.size()), Status::ok)) return {};
+    return parser.reply();
+}
+
+// The sentinel replies that name no usable master (after nil, which means an unknown name), with
+// what parse_master_addr() makes of them.
+struct BadReply {
+    std::string_view bytes;
+    Status status;
+};
+const BadReply bad_replies[] = {
+    {"-ERR unknown command\r\n"sv, Status::server_error},
+    {"-NOAUTH Authentication required.\r\n"sv, Status::auth_required},
+    {"+OK\r\n"sv, Status::protocol_error},
+    {":6380\r\n"sv, Status::protocol_error},
+    {"$9\r\n127.0.0.1\r\n"sv, Status::protocol_error},
+    {"*0\r\n"sv, Status::protocol_error},
+    {"*1\r\n$9\r\n127.0.0.1\r\n"sv, Status::protocol_error},
+    {"*3\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n$1\r\nx\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n:6380\r\n"sv, Status::protocol_error},
+    {"*2\r\n+127.0.0.1\r\n$4\r\n6380\r\n"sv, Status::protocol_error},
+    {"*2\r\n*1\r\n$1\r\na\r\n$4\r\n6380\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$4\r\nabcd\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$2\r\n-1\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$1\r\n0\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$5\r\n65536\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$6\r\n106380\r\n"sv, Status::protocol_error},
+    {"*2\r\n$9\r\n127.0.0.1\r\n$0\r\n\r\n"sv, Status::protocol_error},
+    {"*2\r\n$0\r\n\r\n$4\r\n6380\r\n"sv, Status::protocol_error},
+    {"*2\r\n$3\r\na\0b\r\n$4\r\n6380\r\n"sv, Status::protocol_error},
+    {"*2\r\n$-1\r\n$4\r\n6380\r\n"sv, Status::protocol_error},
+};
+
+// A host of RESPLOCK_MAX_HOST_LEN + 1 bytes in a [host, port] reply.
+std::string oversized_host_reply() {
+    const std::string host(RESPLOCK_MAX_HOST_LEN + 1, 'h');
+    return "*2\r\n$" + std::to_string(host.size()) + "\r\n" + host + "\r\n$4\r\n6380\r\n";
+}
+
+}  // namespace
+
+TEST(resolves_confirms_and_runs_the_command_on_the_master) {
+    Fixture f;
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.master().port, 6380U);
+    CHECK_EQ(std::string(f.sentinel.master().host), std::string("127.0.0.1"));
+    CHECK_EQ(f.sentinel.tried(), 1U);
+    CHECK(!f.sentinel.name_unknown());
+    CHECK_EQ(f.m.mock.connects, 2U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(an_open_connection_is_reused_without_resolving) {
+    Fixture f;
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    f.m.mock.expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.connects, 2U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_lost_connection_resolves_again) {
+    Fixture f;
+    f.resolves(addr_6380, is_master).expect(ping_wire).recv_closed();
+    f.resolves(addr_6381, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::closed);
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(nil_asks_the_next_sentinel) {
+    Fixture f(2);
+    f.m.mock.on_connect().expect(ask).reply("*-1\r\n");
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.tried(), 2U);
+    CHECK(f.sentinel.name_unknown());
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_name_unknown_to_every_sentinel_is_no_host) {
+    Fixture f(3);
+    f.m.mock.on_connect().expect(ask).reply("*-1\r\n");
+    f.m.mock.on_connect(RESPLOCK_PORT_REFUSED);
+    f.m.mock.on_connect().expect(ask).reply("$-1\r\n");
+    CHECK_EQ(f.run(), Status::no_host);
+    CHECK_EQ(f.sentinel.tried(), 3U);
+    CHECK(f.sentinel.name_unknown());
+    CHECK(!f.m.conn.request_sent());
+    CHECK(f.m.mock.done());
+}
+
+TEST(no_reachable_sentinel_is_connect_failed) {
+    Fixture f(3);
+    f.m.mock.on_connect(RESPLOCK_PORT_REFUSED)
+        .on_connect(RESPLOCK_PORT_NO_HOST)
+        .on_connect(RESPLOCK_PORT_REFUSED);
+    CHECK_EQ(f.run(), Status::connect_failed);
+    CHECK_EQ(f.sentinel.tried(), 3U);
+    CHECK(!f.sentinel.name_unknown());
+    CHECK_EQ(f.m.mock.sleeps, 0U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_silent_sentinel_is_a_timeout) {
+    Fixture f(2, 500);
+    f.m.mock.on_connect().expect(ask).recv_timeout();
+    CHECK_EQ(f.run(), Status::timeout);
+    CHECK_EQ(f.sentinel.tried(), 1U);  // the deadline passed before the second
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_sentinel_that_closes_at_once_is_skipped) {
+    // The check before sending finds the link closed; the connect it would start must not nest.
+    Fixture f(2);
+    f.m.mock.on_connect().recv_closed();
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.tried(), 2U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(every_bad_sentinel_reply_asks_the_next_one) {
+    for (const BadReply& bad : bad_replies) {
+        Fixture f(2);
+        f.m.mock.on_connect().expect(ask).reply(bad.bytes);
+        f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+        if (!CHECK_EQ(f.run(), Status::ok))
+            std::fprintf(stderr, "  reply: %.*s\n", static_cast<int>(bad.bytes.size()),
+                         bad.bytes.data());
+        CHECK_EQ(f.sentinel.tried(), 2U);
+        CHECK(f.m.mock.done());
+    }
+}
+
+TEST(bad_replies_from_every_sentinel_give_the_last_ones_status) {
+    Fixture f(2);
+    f.m.mock.on_connect().expect(ask).reply("*1\r\n$1\r\nx\r\n");
+    f.m.mock.on_connect().expect(ask).reply("-NOAUTH Authentication required.\r\n");
+    CHECK_EQ(f.run(), Status::auth_required);
+    CHECK(!f.sentinel.name_unknown());
+    CHECK(f.m.mock.done());
+}
+
+TEST(parse_master_addr_on_every_shape) {
+    Node node;
+    CHECK_EQ(Sentinel::parse_master_addr(parsed(addr_6380), node), Status::ok);
+    CHECK_EQ(node.port, 6380U);
+    CHECK_EQ(std::string(node.host), std::string("127.0.0.1"));
+    CHECK_EQ(Sentinel::parse_master_addr(parsed("*2\r\n$9\r\nlocalhost\r\n$5\r\n65535\r\n"), node),
+             Status::ok);
+    CHECK_EQ(node.port, 65535U);
+    CHECK_EQ(Sentinel::parse_master_addr(parsed("*-1\r\n"), node), Status::no_host);
+    CHECK_EQ(Sentinel::parse_master_addr(parsed("$-1\r\n"), node), Status::no_host);
+    for (const BadReply& bad : bad_replies) {
+        Node untouched;
+        (void)untouched.set("keep", 1);
+        if (!CHECK_EQ(Sentinel::parse_master_addr(parsed(bad.bytes), untouched), bad.status))
+            std::fprintf(stderr, "  reply: %.*s\n", static_cast<int>(bad.bytes.size()),
+                         bad.bytes.data());
+        CHECK_EQ(untouched.port, 1U);
+    }
+    const std::string host(RESPLOCK_MAX_HOST_LEN, 'h');
+    const std::string longest =
+        "*2\r\n$" + std::to_string(host.size()) + "\r\n" + host + "\r\n$4\r\n6380\r\n";
+    CHECK_EQ(Sentinel::parse_master_addr(parsed(longest), node), Status::ok);
+    CHECK_EQ(std::string(node.host), host);
+    CHECK_EQ(Sentinel::parse_master_addr(parsed(oversized_host_reply()), node),
+             Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_master_addr(Reply{}, node), Status::protocol_error);
+}
+
+TEST(parse_role_on_every_shape) {
+    CHECK_EQ(Sentinel::parse_role(parsed(is_master)), Status::ok);
+    CHECK_EQ(Sentinel::parse_role(parsed("*1\r\n+master\r\n")), Status::ok);
+    CHECK_EQ(Sentinel::parse_role(parsed(is_slave)), Status::read_only);
+    CHECK_EQ(Sentinel::parse_role(parsed("*2\r\n$8\r\nsentinel\r\n*0\r\n")), Status::read_only);
+    CHECK_EQ(Sentinel::parse_role(parsed("*1\r\n$7\r\nmasters\r\n")), Status::read_only);
+    CHECK_EQ(Sentinel::parse_role(parsed("+master\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(parsed("$6\r\nmaster\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(parsed("*0\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(parsed("*-1\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(parsed("*1\r\n:1\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(parsed("*1\r\n*1\r\n$6\r\nmaster\r\n")), Status::protocol_error);
+    CHECK_EQ(Sentinel::parse_role(Reply{}), Status::protocol_error);
+}
+
+TEST(a_replica_is_resolved_again_after_a_pause) {
+    Fixture f;
+    f.resolves(addr_6380, is_slave);
+    f.resolves(addr_6381, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.sleeps, 1U);
+    CHECK_EQ(f.m.mock.slept_ms, Sentinel::retry_pause_ms);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(an_unreachable_master_is_resolved_again) {
+    Fixture f;
+    f.m.mock.on_connect().expect(ask).reply(addr_6380).on_connect(RESPLOCK_PORT_REFUSED);
+    f.resolves(addr_6381, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.sleeps, 1U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_master_host_that_never_resolves_is_connect_failed_not_no_host) {
+    Fixture f(1, 150);  // a pause of 100, then the 50 left
+    for (int i = 0; i < 2; ++i)
+        f.m.mock.on_connect().expect(ask).reply(addr_6380).on_connect(RESPLOCK_PORT_NO_HOST);
+    CHECK_EQ(f.run(), Status::connect_failed);
+    CHECK(!f.sentinel.name_unknown());
+    CHECK(f.sentinel.resolved());
+    CHECK(f.m.mock.done());
+}
+
+TEST(never_a_master_before_the_deadline_is_read_only) {
+    Fixture f(1, 250);  // pauses of 100, 100, then the 50 left
+    for (int i = 0; i < 3; ++i)
+        f.resolves(addr_6380, is_slave);
+    CHECK_EQ(f.run(), Status::read_only);
+    CHECK_EQ(f.m.mock.sleeps, 3U);
+    CHECK_EQ(f.m.mock.slept_ms, 250U);
+    CHECK(!f.m.conn.request_sent());
+    CHECK(!f.m.mock.is_open);
+    CHECK(f.m.mock.done());
+}
+
+TEST(an_error_reply_to_role_fails_at_once) {
+    Fixture f;
+    f.resolves(addr_6380, "-NOPERM this user has no permissions to run the 'role' command\r\n");
+    CHECK_EQ(f.run(), Status::no_permission);
+    CHECK_EQ(f.m.mock.sleeps, 0U);
+    CHECK(!f.m.mock.is_open);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_loading_master_is_asked_again) {
+    Fixture f;
+    f.resolves(addr_6380, "-LOADING Redis is loading the dataset in memory\r\n");
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.sleeps, 1U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_role_reply_that_is_no_array_is_a_protocol_error) {
+    Fixture f;
+    f.resolves(addr_6380, "+OK\r\n");
+    CHECK_EQ(f.run(), Status::protocol_error);
+    CHECK(!f.m.mock.is_open);
+    CHECK(f.m.mock.done());
+}
+
+TEST(readonly_resolves_again_and_resends) {
+    Fixture f;
+    f.resolves(addr_6380, is_master)
+        .expect(ping_wire)
+        .reply("-READONLY You can't write against a read only replica.\r\n");
+    f.resolves(addr_6381, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(readonly_is_followed_at_most_max_redirects_times) {
+    Fixture f;
+    for (int i = 0; i <= RESPLOCK_MAX_REDIRECTS; ++i) {
+        f.resolves(addr_6380, is_master)
+            .expect(ping_wire)
+            .reply("-READONLY You can't write against a read only replica.\r\n");
+    }
+    CHECK_EQ(f.run(), Status::read_only);
+    CHECK_EQ(f.m.mock.connects, 2U * (RESPLOCK_MAX_REDIRECTS + 1U));
+    CHECK(f.m.conn.error_text().find("READONLY") == 0);
+    CHECK(f.m.mock.done());
+}
+
+TEST(auth_and_select_go_to_the_master_only) {
+    ConnectionConfig c;
+    Sentinel sentinel("mymaster");
+    (void)sentinel.add("127.0.0.1", 26379);
+    c.router = &sentinel;
+    c.password = "secret";
+    c.db = 2;
+    support::MockConnection<> m(c);
+    m.mock.on_connect().expect(ask).reply(addr_6380);
+    m.mock.on_connect()
+        .expect(wire::cmd({"AUTH", "secret"}))
+        .reply("+OK\r\n")
+        .expect(wire::cmd({"SELECT", "2"}))
+        .reply("+OK\r\n")
+        .expect(role)
+        .reply(is_master)
+        .expect(ping_wire)
+        .reply("+PONG\r\n");
+    Reply reply;
+    CHECK_EQ(m.conn.command(ping, 1, reply), Status::ok);
+    CHECK(m.mock.done());
+}
+
+TEST(a_master_that_refuses_the_password_fails_at_once) {
+    ConnectionConfig c;
+    Sentinel sentinel("mymaster");
+    (void)sentinel.add("127.0.0.1", 26379);
+    c.router = &sentinel;
+    c.password = "wrong";
+    support::MockConnection<> m(c);
+    m.mock.on_connect().expect(ask).reply(addr_6380);
+    m.mock.on_connect().expect(wire::cmd({"AUTH", "wrong"})).reply("-WRONGPASS invalid\r\n");
+    Reply reply;
+    CHECK_EQ(m.conn.command(ping, 1, reply), Status::auth_failed);
+    CHECK_EQ(m.mock.sleeps, 0U);
+    CHECK(m.mock.done());
+}
+
+TEST(without_a_name_or_sentinels_nothing_is_tried) {
+    {
+        Sentinel sentinel;
+        (void)sentinel.add("127.0.0.1", 26379);
+        ConnectionConfig c;
+        c.router = &sentinel;
+        support::MockConnection<> m(c);
+        Reply reply;
+        CHECK_EQ(m.conn.command(ping, 1, reply), Status::invalid_argument);
+        CHECK_EQ(m.mock.connects, 0U);
+    }
+    {
+        Sentinel sentinel("mymaster");
+        ConnectionConfig c;
+        c.router = &sentinel;
+        support::MockConnection<> m(c);
+        Reply reply;
+        CHECK_EQ(m.conn.command(ping, 1, reply), Status::invalid_argument);
+        CHECK_EQ(m.mock.connects, 0U);
+    }
+}
+
+TEST(add_and_name_limits) {
+    Sentinel s("mymaster");
+    CHECK(!s.add("", 26379));
+    CHECK(!s.add("127.0.0.1", 0));
+    CHECK(!s.add(std::string(RESPLOCK_MAX_HOST_LEN + 1, 'h'), 26379));
+    CHECK(s.add(std::string(RESPLOCK_MAX_HOST_LEN, 'h'), 26379));
+    for (int i = 1; i < RESPLOCK_MAX_SENTINELS; ++i)
+        CHECK(s.add("127.0.0.1", static_cast<std::uint16_t>(26379 + i)));
+    CHECK(!s.add("127.0.0.1", 1));
+    CHECK_EQ(s.count(), static_cast<std::size_t>(RESPLOCK_MAX_SENTINELS));
+    CHECK_EQ(s.sentinel(1).port, 26380U);
+    CHECK(!s.set_master_name(""));
+    CHECK(!s.set_master_name(std::string(RESPLOCK_MAX_HOST_LEN + 1, 'n')));
+    CHECK(!s.set_master_name(std::string_view("a\0b", 3)));
+    CHECK_EQ(std::string(s.master_name()), std::string("mymaster"));
+    CHECK(s.set_master_name(std::string(RESPLOCK_MAX_HOST_LEN, 'n')));
+    CHECK_EQ(s.master_name().size(), static_cast<std::size_t>(RESPLOCK_MAX_HOST_LEN));
+}

@@ -17,7 +17,8 @@ set(RESPLOCK_CORE_SOURCES
     src/core/lock_rules.cpp
 )
 
-# Optional lock semantics: each object is linked only if the program calls it.
+# Optional lock semantics and routers (src/ha/): each object is linked only if the program calls
+# it.
 set(RESPLOCK_VARIANT_SOURCES
     src/variants/lock_options.cpp
     src/variants/reentrant_lock.cpp
@@ -25,6 +26,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/renewer.cpp
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
+    src/variants/companion.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).

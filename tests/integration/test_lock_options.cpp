@@ -29,7 +29,7 @@ using resplock::Lock;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-// The acquire script's EVAL needs 793 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
+// The acquire script's EVAL needs 801 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
 struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = 1024, const char* user = nullptr,
                     const char* password = nullptr)
@@ -97,7 +97,7 @@ TEST(scripts_match_their_digests_and_fall_back_to_eval_after_a_flush) {
 }
 
 TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
-    server().cli({"DEL", "opt:fence", "opt:fence:fence"});
+    server().cli({"DEL", "opt:fence", "{opt:fence}:fence"});
     Client a, b;
     Lock la(a.conn, "opt:fence"), lb(b.conn, "opt:fence");
     std::uint64_t last = 0;
@@ -106,10 +106,10 @@ TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
         Lock& second = round % 2 == 0 ? lb : la;
         std::uint64_t f1 = 0, f2 = 0, unused = 12345;
         REQUIRE_EQ(first.acquire(5000, fenced(), &f1), Status::ok);
-        const long long before = counter("opt:fence:fence");
+        const long long before = counter("{opt:fence}:fence");
         CHECK_EQ(second.acquire(5000, fenced(), &unused), Status::busy);
         CHECK_EQ(unused, std::uint64_t{12345});  // set only on ok
-        CHECK_EQ(counter("opt:fence:fence"), before);
+        CHECK_EQ(counter("{opt:fence}:fence"), before);
         CHECK_EQ(first.release(), Status::ok);
         REQUIRE_EQ(second.acquire(5000, fenced(), &f2), Status::ok);
         CHECK_EQ(second.release(), Status::ok);
@@ -118,14 +118,14 @@ TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
         last = f2;
     }
     CHECK_EQ(last, std::uint64_t{40});
-    CHECK_EQ(pttl("opt:fence:fence"), -1LL);  // the counter never expires
+    CHECK_EQ(pttl("{opt:fence}:fence"), -1LL);  // the counter never expires
     std::uint64_t f = 0;
     CHECK_EQ(la.acquire(5000, fenced(), nullptr), Status::invalid_argument);
     CHECK_EQ(la.acquire(5000, once_per(resplock::max_ttl_ms + 1U), &f), Status::invalid_argument);
 }
 
 TEST(fence_with_once_per_counts_only_granted_acquisitions) {
-    server().cli({"DEL", "opt:both", "opt:both:fence", "opt:both:once"});
+    server().cli({"DEL", "opt:both", "{opt:both}:fence", "{opt:both}:once"});
     Client a, b;
     Lock la(a.conn, "opt:both"), lb(b.conn, "opt:both");
     std::uint64_t f = 0;
@@ -133,8 +133,8 @@ TEST(fence_with_once_per_counts_only_granted_acquisitions) {
     CHECK_EQ(f, std::uint64_t{1});
     CHECK_EQ(la.release(), Status::ok);
     CHECK_EQ(lb.acquire(5000, once_per(800, true), &f), Status::busy);
-    CHECK_EQ(counter("opt:both:fence"), 1LL);
-    const long long marker = pttl("opt:both:once");
+    CHECK_EQ(counter("{opt:both}:fence"), 1LL);
+    const long long marker = pttl("{opt:both}:once");
     CHECK(marker > 0 && marker <= 800);
     CHECK_EQ(lb.try_acquire(5000, 2000, once_per(800, true), &f), Status::ok);
     CHECK_EQ(f, std::uint64_t{2});
@@ -142,7 +142,7 @@ TEST(fence_with_once_per_counts_only_granted_acquisitions) {
 }
 
 TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
-    server().cli({"DEL", "opt:once", "opt:once:once"});
+    server().cli({"DEL", "opt:once", "{opt:once}:once"});
     Client a, b;
     Lock la(a.conn, "opt:once"), lb(b.conn, "opt:once");
     const auto start = Clock::now();
@@ -151,7 +151,7 @@ TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
     CHECK_EQ(server().cli({"EXISTS", "opt:once"}), std::string("0"));
     CHECK_EQ(la.acquire(5000, once_per(800)), Status::busy);
     CHECK_EQ(lb.acquire(5000, once_per(800)), Status::busy);
-    CHECK(pttl("opt:once:once") > 0);
+    CHECK(pttl("{opt:once}:once") > 0);
     CHECK_EQ(lb.try_acquire(5000, 2000, once_per(800)), Status::ok);
     const auto waited = ms_since(start);
     // The marker was set by the first acquire: the wait ends when it does (the server's clock).
@@ -161,12 +161,12 @@ TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
 }
 
 TEST(once_per_holder_longer_than_the_interval_still_keeps_others_out) {
-    server().cli({"DEL", "opt:long", "opt:long:once"});
+    server().cli({"DEL", "opt:long", "{opt:long}:once"});
     Client a, b;
     Lock la(a.conn, "opt:long"), lb(b.conn, "opt:long");
     REQUIRE_EQ(la.acquire(5000, once_per(200)), Status::ok);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    CHECK_EQ(pttl("opt:long:once"), -2LL);  // the interval is over
+    CHECK_EQ(pttl("{opt:long}:once"), -2LL);  // the interval is over
     CHECK_EQ(lb.acquire(5000, once_per(200)), Status::busy);
     CHECK_EQ(lb.try_acquire(5000, 300, once_per(200)), Status::busy);
     CHECK_EQ(la.release(), Status::ok);
@@ -186,7 +186,7 @@ struct WaitResult {
 };
 
 WaitResult wait_for_release(bool wake, int hold_ms) {
-    server().cli({"DEL", "opt:wake", "opt:wake:wake"});
+    server().cli({"DEL", "opt:wake", "{opt:wake}:wake"});
     Client a, b;
     Lock holder(a.conn, "opt:wake"), waiter(b.conn, "opt:wake");
     WaitResult r;
@@ -207,7 +207,7 @@ WaitResult wait_for_release(bool wake, int hold_ms) {
     const Status released = wake ? holder.release(waking()) : holder.release();
     t.join();
     const std::string stats = server().cli({"INFO", "commandstats"});
-    r.wake_key_exists = server().cli({"EXISTS", "opt:wake:wake"});
+    r.wake_key_exists = server().cli({"EXISTS", "{opt:wake}:wake"});
     CHECK_EQ(released, Status::ok);
     r.blpops = stat(stats, "blpop");
     // The waiter's own requests (not the commands the scripts call, which commandstats counts
@@ -257,7 +257,7 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
         ~RestoreHz() { server().cli({"CONFIG", "SET", "hz", "10"}); }
     } restore;
     REQUIRE_EQ(server().cli({"CONFIG", "SET", "hz", "1"}), std::string("OK"));
-    server().cli({"DEL", "opt:late", "opt:late:wake"});
+    server().cli({"DEL", "opt:late", "{opt:late}:wake"});
     Client a, b;
     Lock holder(a.conn, "opt:late"), waiter(b.conn, "opt:late");
     REQUIRE_EQ(holder.acquire(10000), Status::ok);
@@ -273,7 +273,7 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
 }
 
 TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
-    server().cli({"DEL", "opt:acl", "opt:acl:wake"});
+    server().cli({"DEL", "opt:acl", "{opt:acl}:wake"});
     REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "on", ">pw", "resetkeys", "~opt:*",
                              "-@all", "+set", "+get", "+pttl", "+pexpire", "+del", "+eval",
                              "+evalsha", "+incr", "+rpush", "-blpop"}),
@@ -348,7 +348,7 @@ TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
 }
 
 TEST(contending_wake_waiters_never_overlap_in_the_servers_record) {
-    server().cli({"DEL", "opt:mutex", "opt:mutex:fence", "opt:mutex:wake", "opt:record"});
+    server().cli({"DEL", "opt:mutex", "{opt:mutex}:fence", "{opt:mutex}:wake", "opt:record"});
     constexpr int kThreads = 4;
     std::atomic<bool> failed{false};
     std::atomic<int> total{0};

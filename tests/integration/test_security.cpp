@@ -827,7 +827,7 @@ TEST(failed_fence_script_leaves_no_key_behind) {
     // held, by nobody, for its whole TTL.
     const std::string u = std::string("redis://") + kUser + ":" + kUserPassword +
                           "@127.0.0.1:" + std::to_string(acl_server().port());
-    acl_server().cli({"DEL", "locks:fenced", "locks:fenced:fence"});
+    acl_server().cli({"DEL", "locks:fenced", "{locks:fenced}:fence"});
     const std::string dir = temp_dir();
     const std::string marker = dir + "/ran";
     for (const std::vector<std::string>& op : std::vector<std::vector<std::string>>{

@@ -27,6 +27,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
     src/variants/companion.cpp
+    src/ha/cluster.cpp
 )
 
 # The C API over the above, and the status texts (resplock_status_str).
@@ -38,6 +39,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/renewer_c.cpp
     src/c_api/observer_c.cpp
     src/c_api/fair_c.cpp
+    src/c_api/cluster_c.cpp
     src/c_api/status_c.cpp
 )
 

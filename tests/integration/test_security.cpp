@@ -59,7 +59,7 @@ support::RedisServer& acl_server() {
     static const bool configured = [] {
         std::vector<std::string> line = {
             "ACL",       "SETUSER",  kUser,           "on",   std::string(">") + kUserPassword,
-            "resetkeys", "~locks:*", "resetchannels", "-@all"};
+            "resetkeys", "~locks:*", "~{locks:*", "resetchannels", "-@all"};
         line.insert(line.end(), kMinimalCommands.begin(), kMinimalCommands.end());
         return s.cli(line) == "OK";
     }();

@@ -8,9 +8,12 @@
 
 namespace resplock_cli {
 
-// The router for the connection to ep, the index-th server of the command line (0 for a single
-// server); null when the connection talks to ep's host and port only.
-resplock::Router* router_for(const Endpoint& ep, int index);
+// The router for the connection to ep, the index-th of the `count` servers of the command line;
+// null when the connection talks to ep's host and port only. The one server of a single-server
+// lock (count 1, redis:// or rediss://) gets a Redis Cluster router, so that its URL may name
+// any node of a cluster (a server that is no cluster node never redirects: nothing changes); the
+// servers of a quorum get none (the quorum stays over independent servers).
+resplock::Router* router_for(const Endpoint& ep, int index, int count);
 
 }  // namespace resplock_cli
 

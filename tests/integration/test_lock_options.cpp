@@ -14,6 +14,7 @@
 #include "lock_cases.hpp"
 #include "ports.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 namespace {
@@ -35,6 +36,13 @@ struct Client : support::PosixClient {
                     const char* password = nullptr)
         : PosixClient(server().port(), buf_size, user, password) {}
 };
+
+// KEY's companion key with `suffix` (companion_prefix: in KEY's cluster slot).
+std::string companion(const std::string& key, const char* suffix) {
+    char out[RESPLOCK_MAX_KEY_LEN + resplock::companion_prefix_extra];
+    const std::size_t n = resplock::companion_prefix(key, out);
+    return std::string(out, n) + suffix;
+}
 
 AcquireOptions fenced() {
     AcquireOptions o;
@@ -275,8 +283,8 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
 TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
     server().cli({"DEL", "opt:acl", "{opt:acl}:wake"});
     REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "on", ">pw", "resetkeys", "~opt:*",
-                             "-@all", "+set", "+get", "+pttl", "+pexpire", "+del", "+eval",
-                             "+evalsha", "+incr", "+rpush", "-blpop"}),
+                             "~{opt:*", "-@all", "+set", "+get", "+pttl", "+pexpire", "+del",
+                             "+eval", "+evalsha", "+incr", "+rpush", "-blpop"}),
                std::string("OK"));
     Client a, b(1024, "noblock", "pw");
     Lock holder(a.conn, "opt:acl"), waiter(b.conn, "opt:acl");
@@ -314,15 +322,18 @@ TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
 }
 
 TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
-    // The longest request of the options: the acquire script's EVAL with three keys of
-    // RESPLOCK_MAX_KEY_LEN bytes, a 10-digit TTL and interval, and a token with the longest owner
-    // label: 826 bytes with 32-digit tokens and 32-byte labels.
-    const std::size_t need = 793 + resplock::token_len - 32 +
+    // The longest request of the options: the acquire script's EVAL with a key of
+    // RESPLOCK_MAX_KEY_LEN bytes whose companions have the longest names (a '}' and no tag:
+    // {XY}KEY:once, {XY}KEY:fence), a 10-digit TTL and interval, and a token with the longest
+    // owner label: 834 bytes with 32-digit tokens and 32-byte labels.
+    const std::size_t need = 801 + resplock::token_len - 32 +
                              (resplock::max_owner_len != 0 ? resplock::max_owner_len + 1 : 0);
     CHECK_EQ(resplock::lock_options_buffer_min(), need);
-    const std::string key(RESPLOCK_MAX_KEY_LEN, 'k');
+    const std::string key(RESPLOCK_MAX_KEY_LEN, '}');
+    const std::string once_key = companion(key, ":once"), fence_key = companion(key, ":fence");
+    const std::string wake_key = companion(key, ":wake");
     const std::uint32_t ttl = resplock::max_ttl_ms;
-    server().cli({"DEL", key, key + ":once", key + ":fence"});
+    server().cli({"DEL", key, once_key, fence_key});
     CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
     Client small(resplock::lock_buffer_min()), short_by_one(need - 1), exact(need);
     Lock ls(small.conn, key), l792(short_by_one.conn, key), l793(exact.conn, key);
@@ -332,16 +343,16 @@ TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
     std::uint64_t f = 0;
     CHECK_EQ(l792.acquire(ttl, longest, &f), Status::too_large);
     CHECK(!short_by_one.conn.request_sent());
-    CHECK_EQ(server().cli({"EXISTS", key, key + ":once", key + ":fence"}), std::string("0"));
+    CHECK_EQ(server().cli({"EXISTS", key, once_key, fence_key}), std::string("0"));
     // A buffer of lock_buffer_min() bytes holds it once that minimum covers the options.
     const bool fits = resplock::lock_buffer_min() >= need;
     CHECK_EQ(ls.acquire(ttl, longest, &f), fits ? Status::ok : Status::too_large);
     if (fits) CHECK_EQ(ls.release(), Status::ok);
-    server().cli({"DEL", key + ":once", key + ":fence"});
+    server().cli({"DEL", once_key, fence_key});
     CHECK_EQ(l793.acquire(ttl, longest, &f), Status::ok);
     CHECK(f >= 1);
     CHECK_EQ(l793.release(waking()), Status::ok);
-    server().cli({"DEL", key + ":once", key + ":wake"});
+    server().cli({"DEL", once_key, wake_key});
     // The plain lock still works with lock_buffer_min().
     CHECK_EQ(ls.acquire(5000), Status::ok);
     CHECK_EQ(ls.release(), Status::ok);

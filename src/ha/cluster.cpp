@@ -12,6 +12,14 @@ namespace {
 
 constexpr std::uint32_t slot_count = 16384;
 
+// text[from, from + n), n cut to what is there; from <= text.size(). (string_view::substr() would
+// bring the library's out_of_range throw into a firmware.)
+std::string_view slice(std::string_view text, std::size_t from,
+                       std::size_t n = std::string_view::npos) noexcept {
+    const std::size_t left = text.size() - from;
+    return {text.data() + from, n < left ? n : left};
+}
+
 // A decimal number of 1..5 digits and at most `max`; returns false for anything else.
 bool parse_number(std::string_view text, std::uint32_t max, std::uint32_t& out) noexcept {
     if (text.empty() || text.size() > 5) return false;
@@ -29,26 +37,26 @@ bool parse_number(std::string_view text, std::uint32_t max, std::uint32_t& out) 
 
 Status parse_redirect(std::string_view text, Redirect& out) noexcept {
     Redirect r;
-    if (text.substr(0, 6) == "MOVED "sv) {
-        text.remove_prefix(6);
-    } else if (text.substr(0, 4) == "ASK "sv) {
+    if (slice(text, 0, 6) == "MOVED "sv) {
+        text = slice(text, 6);
+    } else if (slice(text, 0, 4) == "ASK "sv) {
         r.ask = true;
-        text.remove_prefix(4);
+        text = slice(text, 4);
     } else {
         return Status::server_error;
     }
     const std::size_t space = text.find(' ');
     if (space == std::string_view::npos) return Status::protocol_error;
     std::uint32_t slot = 0;
-    if (!parse_number(text.substr(0, space), slot_count - 1, slot)) return Status::protocol_error;
-    const std::string_view address = text.substr(space + 1);
+    if (!parse_number(slice(text, 0, space), slot_count - 1, slot)) return Status::protocol_error;
+    const std::string_view address = slice(text, space + 1);
     const std::size_t colon = address.rfind(':');
     if (colon == std::string_view::npos) return Status::protocol_error;
     std::uint32_t port = 0;
-    if (!parse_number(address.substr(colon + 1), 65535, port) || port == 0) {
+    if (!parse_number(slice(address, colon + 1), 65535, port) || port == 0) {
         return Status::protocol_error;
     }
-    const std::string_view host = address.substr(0, colon);
+    const std::string_view host = slice(address, 0, colon);
     for (const char c : host) {
         if (c == ' ' || c == '\0') return Status::protocol_error;
     }

@@ -41,7 +41,7 @@ std::uint16_t key_slot(std::string_view key) noexcept {
     if (open != std::string_view::npos) {
         const std::size_t close = key.find('}', open + 1);
         if (close != std::string_view::npos && close > open + 1) {
-            key = key.substr(open + 1, close - open - 1);
+            key = {key.data() + open + 1, close - open - 1};  // not substr(): it may throw
         }
     }
     return static_cast<std::uint16_t>(crc16(key) & 0x3fffU);

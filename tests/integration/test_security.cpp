@@ -57,9 +57,16 @@ const std::vector<std::string> kMinimalCommands = {"+set", "+get",  "+pttl",   "
 support::RedisServer& acl_server() {
     static support::RedisServer s;
     static const bool configured = [] {
-        std::vector<std::string> line = {
-            "ACL",       "SETUSER",  kUser,           "on",   std::string(">") + kUserPassword,
-            "resetkeys", "~locks:*", "~{locks:*", "resetchannels", "-@all"};
+        std::vector<std::string> line = {"ACL",
+                                         "SETUSER",
+                                         kUser,
+                                         "on",
+                                         std::string(">") + kUserPassword,
+                                         "resetkeys",
+                                         "~locks:*",
+                                         "~{locks:*",
+                                         "resetchannels",
+                                         "-@all"};
         line.insert(line.end(), kMinimalCommands.begin(), kMinimalCommands.end());
         return s.cli(line) == "OK";
     }();

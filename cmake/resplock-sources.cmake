@@ -27,6 +27,8 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
     src/variants/replicas.cpp
+    src/variants/companion.cpp
+    src/ha/cluster.cpp
     src/ha/sentinel.cpp
 )
 
@@ -39,6 +41,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/renewer_c.cpp
     src/c_api/observer_c.cpp
     src/c_api/fair_c.cpp
+    src/c_api/cluster_c.cpp
     src/c_api/sentinel_c.cpp
     src/c_api/status_c.cpp
 )

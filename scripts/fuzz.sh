@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz: the RESP parser; the lock, with and without acquisition
-# options, and connection over the mock port; the quorum lock over several mock ports; the Sentinel
-# router's replies) with clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for
-# SECONDS (default 60; fuzz_sentinel at most 30, a small surface), one after the other, on a
-# scratch copy of the committed seed corpus.
+# options, and connection over the mock port; the quorum lock over several mock ports; the Cluster
+# router's redirections; the Sentinel router's replies) with clang, AddressSanitizer and
+# UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60; fuzz_cluster and
+# fuzz_sentinel at most 30: small surfaces), one after the other, on a scratch copy of the
+# committed seed corpus.
 #
 #   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600                    a long run: an hour per target
@@ -30,7 +31,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: $0 [SECONDS]   (seconds per target, default 60)" >&2
     exit 64
 fi
-targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum fuzz_sentinel}
+targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum fuzz_cluster fuzz_sentinel}
 build=${FUZZ_BUILD:-build/fuzz}
 
 for tool in clang clang++ cmake; do
@@ -62,6 +63,9 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target $targets
 failed=0
 summary=()
 for t in $targets; do
+    # fuzz_cluster and fuzz_sentinel cover one small unit each: 30 s at most is plenty.
+    run_seconds=$seconds
+    case "$t" in fuzz_cluster | fuzz_sentinel) [ "$seconds" -gt 30 ] && run_seconds=30 ;; esac
     seeds=tests/fuzz/corpus/${t#fuzz_}
     corpus=$build/corpus/$t
     artifacts=$build/artifacts/$t
@@ -69,13 +73,11 @@ for t in $targets; do
     rm -rf "$corpus" "$artifacts"
     mkdir -p "$corpus" "$artifacts"
     cp "$seeds"/* "$corpus"/
-    run_for=$seconds
-    if [ "$t" = fuzz_sentinel ] && [ "$run_for" -gt 30 ]; then run_for=30; fi
-    echo "=== $t: ${run_for} s on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
+    echo "=== $t: ${run_seconds} s on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
     status=0
     # One process per target (no -jobs): stays within two cores next to other work. The outer
     # timeout only guards against libFuzzer itself wedging.
-    timeout $((run_for + 300)) "$build/tests/fuzz/$t" -max_total_time="$run_for" -timeout=5 \
+    timeout $((run_seconds + 300)) "$build/tests/fuzz/$t" -max_total_time="$run_seconds" -timeout=5 \
         -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/resp.dict \
         -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1 || status=$?
     last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)

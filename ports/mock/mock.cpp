@@ -66,9 +66,15 @@ void MockPort::top_up(Call call) noexcept {
     refill_(refill_user_, *this, call);
 }
 
-std::int32_t MockPort::do_connect(void* ctx, const char*, std::uint16_t, std::uint32_t timeout_ms) {
+std::int32_t MockPort::do_connect(void* ctx, const char* host, std::uint16_t port,
+                                  std::uint32_t timeout_ms) {
     MockPort& m = self(ctx);
     ++m.connects;
+    std::size_t n = 0;
+    for (; host != nullptr && host[n] != '\0' && n < RESPLOCK_MAX_HOST_LEN; ++n)
+        m.last_host[n] = host[n];
+    m.last_host[n] = '\0';
+    m.last_port = port;
     if (m.refill_ != nullptr && m.next_ < m.count_ && m.steps_[m.next_].kind != Kind::connect) {
         m.next_ = m.count_;
     }

@@ -29,10 +29,6 @@ resplock_status_t resplock_fair_init(resplock_fair_t* lock, resplock_conn_t* con
         key_len > RESPLOCK_MAX_KEY_LEN) {
         return RESPLOCK_STATUS_invalid_argument;
     }
-    char base[RESPLOCK_MAX_KEY_LEN + 2];
-    if (resplock::fair_companion_base({key, key_len}, base) == 0) {
-        return RESPLOCK_STATUS_invalid_argument;
-    }
     new (lock->opaque.bytes) FairLock(object<resplock::Connection>(conn), {key, key_len});
     return RESPLOCK_STATUS_ok;
 }

@@ -84,32 +84,16 @@ class FairLock::Names {
         }
         return {text_ + start, len_ - start};
     }
-    char text_[3 * (RESPLOCK_MAX_KEY_LEN + 2) + 2 + 2 + 3 + max_token_len];
+    char text_[3 * (RESPLOCK_MAX_KEY_LEN + companion_prefix_extra) + 2 + 2 + 3 + max_token_len];
     std::size_t len_ = 0;
     std::string_view queue_;
     std::string_view entries_;
     std::string_view wake_;
 };
 
-std::size_t fair_companion_base(std::string_view key, char* out) noexcept {
-    const std::size_t open = key.find('{');
-    if (open != std::string_view::npos) {
-        const std::size_t close = key.find('}', open + 1);
-        if (close != std::string_view::npos && close > open + 1) {  // a tag: KEY keeps it
-            std::memcpy(out, key.data(), key.size());
-            return key.size();
-        }
-    }
-    if (key.find('}') != std::string_view::npos) return 0;  // no tag, and {KEY} would not be one
-    out[0] = '{';
-    std::memcpy(out + 1, key.data(), key.size());
-    out[key.size() + 1] = '}';
-    return key.size() + 2;
-}
-
 std::size_t fair_buffer_min() noexcept {
     // EVAL <script> 3 KEY BASE:q BASE:w op token ttl entry_ms BASE:f:
-    constexpr std::size_t base = RESPLOCK_MAX_KEY_LEN + 2;
+    constexpr std::size_t base = RESPLOCK_MAX_KEY_LEN + companion_prefix_extra;
     return detail::eval_size(fair_script.text.size(), 9,
                              bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
                                  2 * bulk_size(base + 2) + bulk_size(1) + bulk_size(max_token_len) +
@@ -121,7 +105,7 @@ std::size_t fair_buffer_min() noexcept {
 // cppcheck-suppress uninitMemberVar
 FairLock::FairLock(Connection& conn, std::string_view key) noexcept
     : base_len_(key.empty() || key.size() > RESPLOCK_MAX_KEY_LEN ? 0
-                                                                 : fair_companion_base(key, base_)),
+                                                                 : companion_prefix(key, base_)),
       lock_(conn, base_len_ != 0 ? key : std::string_view{}) {}
 // NOLINTEND(cppcoreguidelines-pro-type-member-init)
 

@@ -5,6 +5,7 @@
 
 #include "core/lock_rules.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 namespace resplock {
@@ -14,6 +15,7 @@ using detail::bulk_size;
 
 namespace {
 
+// Companion names below are written KEY:suffix; see KeyName for the real ones.
 // KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
 // marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
 // and returns INCR key:fence (0 without a fence key). Busy replies {PTTL}: the longer of the
@@ -33,20 +35,21 @@ constexpr detail::Script release_script = {
     "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
     "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
 
-// The key with a suffix, in a fixed buffer (the key is at most RESPLOCK_MAX_KEY_LEN bytes).
+// A companion key of KEY (companion_prefix() + the suffix, in KEY's cluster slot), in a fixed
+// buffer (the key is at most RESPLOCK_MAX_KEY_LEN bytes).
 class KeyName {
   public:
     // text_ is read only up to len_: zeroing it first would be wasted work.
     // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
-    KeyName(std::string_view key, std::string_view suffix) noexcept : len_(key.size()) {
-        std::memcpy(text_, key.data(), key.size());
+    KeyName(std::string_view key, std::string_view suffix) noexcept
+        : len_(companion_prefix(key, text_)) {
         std::memcpy(text_ + len_, suffix.data(), suffix.size());
         len_ += suffix.size();
     }
     std::string_view view() const noexcept { return {text_, len_}; }
 
   private:
-    char text_[RESPLOCK_MAX_KEY_LEN + 6];  // ":fence" is the longest suffix
+    char text_[RESPLOCK_MAX_KEY_LEN + companion_prefix_extra + 6];  // ":fence": longest suffix
     std::size_t len_;
 };
 
@@ -56,10 +59,11 @@ std::size_t lock_options_buffer_min() noexcept {
     // The longest token this build makes: an owner label of max_owner_len bytes, ':', the hex.
     constexpr std::size_t longest_token = max_owner_len + (max_owner_len != 0 ? 1 : 0) + token_len;
     // EVAL <acquire script> 3 key key:once key:fence token ttl once_per_ms
-    return detail::eval_size(
-        acquire_script.text.size(), 7,
-        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(RESPLOCK_MAX_KEY_LEN + 5) +
-            bulk_size(RESPLOCK_MAX_KEY_LEN + 6) + bulk_size(longest_token) + 2 * bulk_size(10));
+    return detail::eval_size(acquire_script.text.size(), 7,
+                             bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) +
+                                 bulk_size(RESPLOCK_MAX_KEY_LEN + companion_prefix_extra + 5) +
+                                 bulk_size(RESPLOCK_MAX_KEY_LEN + companion_prefix_extra + 6) +
+                                 bulk_size(longest_token) + 2 * bulk_size(10));
 }
 
 void Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,

@@ -252,7 +252,7 @@ int main() {
     step("released %s", name(s));
     expect(s == Status::ok, "release", s);
 
-    // 5. A fencing number (the host set board:fenced:fence to 41 before the run). Each later step
+    // 5. A fencing number (the host set {board:fenced}:fence to 41 before the run). Each later step
     // has a key of its own, so the host's checks of the earlier ones cannot race with it.
     resplock::Lock fenced_lock(conn, "board:fenced");
     resplock::AcquireOptions fenced;

@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3000; ++i)
         big += static_cast<char>('a' + i % 26);
     server.cli({"SET", "board:big", big});
-    server.cli({"SET", "board:fenced:fence", "41"});
+    server.cli({"SET", "{board:fenced}:fence", "41"});
     const auto gate = cli({"acquire", "board:gate", "--ttl", "120000"});
     const auto held = cli({"acquire", "board:lock", "--ttl", "60000"});
     check(gate.code == 0 && held.code == 0, "the host holds board:lock and board:gate (CLI)");
@@ -318,7 +318,7 @@ int main(int argc, char** argv) {
             check(server.cli({"EXISTS", "board:lock"}) == "0", "host: board:lock is gone");
         } else if (step == "fence") {
             check(w.size() == 4 && w[2] == "ok" && w[3] == "42", "firmware: fencing number 42");
-            check(server.cli({"GET", "board:fenced:fence"}) == "42",
+            check(server.cli({"GET", "{board:fenced}:fence"}) == "42",
                   "host: board:fenced:fence is 42");
         } else if (step == "big") {
             check(w.size() == 5 && w[2] == "ok" && w[3] == "3000" && w[4] == "intact",

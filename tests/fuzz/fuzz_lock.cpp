@@ -33,6 +33,7 @@
 #include "fuzz_server.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
+#include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 using resplock::AcquireOptions;
@@ -172,6 +173,13 @@ struct Harness {
     }
 
     // Whether `r` is the acquire script (EVALSHA, or EVAL after NOSCRIPT) for these options, with
+    // KEY's companion key with `suffix` (companion_prefix: in KEY's cluster slot).
+    std::string companion(const char* suffix) const {
+        std::vector<char> out(key.size() + resplock::companion_prefix_extra);
+        const std::size_t n = resplock::companion_prefix(key, out.data());
+        return std::string(out.data(), n) + suffix;
+    }
+
     // `token` and `ttl`: KEYS = key [, key:once] [, key:fence], ARGV = token, ttl [, once_per_ms].
     bool acquire_request(const std::string& r, const AcquireOptions& o, std::string_view token,
                          std::uint32_t ttl) const {
@@ -179,8 +187,8 @@ struct Harness {
         const bool once = o.once_per_ms != 0;
         std::vector<std::string> want = {std::to_string(1 + (once ? 1 : 0) + (o.fence ? 1 : 0)),
                                          key};
-        if (once) want.push_back(key + ":once");
-        if (o.fence) want.push_back(key + ":fence");
+        if (once) want.push_back(companion(":once"));
+        if (o.fence) want.push_back(companion(":fence"));
         want.emplace_back(token);
         want.push_back(std::to_string(ttl));
         if (once) want.push_back(std::to_string(o.once_per_ms));
@@ -251,7 +259,7 @@ struct Harness {
             }
             if (a.empty() || a[0] != "BLPOP") continue;
             FUZZ_CHECK(o.wake);
-            FUZZ_CHECK(a.size() == 3 && a[1] == key + ":wake");
+            FUZZ_CHECK(a.size() == 3 && a[1] == companion(":wake"));
             const std::string& t = a[2];
             const std::size_t dot = t.find('.');
             FUZZ_CHECK(dot != std::string::npos && dot > 0 && t.size() == dot + 4 &&
@@ -282,8 +290,8 @@ struct Harness {
             check_owner(s, o.wake ? '6' : '5', token, before);
             if (o.wake && (s == Status::ok || s == Status::not_owner || s == Status::expired)) {
                 const std::vector<std::string> a = fuzz::arguments(wire.request);
-                FUZZ_CHECK(a.size() == 6 && a[2] == "2" && a[3] == key && a[4] == key + ":wake" &&
-                           a[5] == token);
+                FUZZ_CHECK(a.size() == 6 && a[2] == "2" && a[3] == key &&
+                           a[4] == companion(":wake") && a[5] == token);
             }
             if (one_of(s, {Status::ok, Status::not_owner, Status::expired})) {
                 FUZZ_CHECK(lock.token().empty());

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies),
-tests/fuzz/corpus/lock, tests/fuzz/corpus/quorum and tests/fuzz/corpus/sentinel (inputs in the
-formats described at the top of fuzz_lock.cpp, fuzz_quorum.cpp and fuzz_sentinel.cpp). The files are committed; rerun this after changing a seed,
+tests/fuzz/corpus/lock, tests/fuzz/corpus/quorum, tests/fuzz/corpus/cluster and
+tests/fuzz/corpus/sentinel (inputs in the formats described at the top of fuzz_lock.cpp,
+fuzz_quorum.cpp, fuzz_cluster.cpp and fuzz_sentinel.cpp). The files are committed; rerun this after changing a seed,
 and keep each file tiny. Inputs a fuzz run found that are worth keeping are committed as they were
 saved (regress_* files this script does not write); it never deletes them."""
 import os
@@ -393,6 +394,53 @@ SENTINEL = {
 }
 
 
+# fuzz_cluster: config byte, then ops; the server's connect / send / recv events as the calls
+# need them (see fuzz_cluster.cpp).
+C_GET = b"\x00"
+C_CLOSE = b"\x01"
+C_OK = b"\x00"  # connect ok, or send accepted
+C_REFUSED = b"\x03"
+
+
+def c_value(data):
+    return b"\x00" + bytes([len(data)]) + data
+
+
+def c_redirect(ask, slot, host, port=None):
+    how = (1 if ask else 0) | (2 if port is None else 0)
+    out = b"\x06" + bytes([how]) + u16(slot) + bytes([len(host)]) + host
+    return out + (u16(port) if port is not None else b"")
+
+
+def c_round(recv):
+    return C_OK + C_OK + recv  # connect, send, then the reply
+
+
+C_ASKING_OK = b"\x07"
+CLUSTER = {
+    "moved_then_value": b"\x64" + C_GET + c_round(c_redirect(False, 3999, b"127.0.0.1", 7001))
+    + c_round(c_value(b"$1\r\nv\r\n")),
+    "ask_then_value": b"\x64" + C_GET + c_round(c_redirect(True, 12, b"b", 2))
+    + C_OK + C_OK + C_ASKING_OK + C_OK + c_value(b"$1\r\nv\r\n"),
+    "moved_loop": b"\x64" + C_GET + C_OK
+    + (C_OK + c_redirect(False, 5, b"a", 1) + C_OK) * 7,
+    "ask_loop": b"\x64" + C_GET + c_round(c_redirect(True, 5, b"a", 1))
+    + (C_OK + C_OK + C_ASKING_OK + C_OK + c_redirect(True, 5, b"a", 1)) * 6,
+    "empty_host": b"\x64" + C_GET + c_round(c_redirect(False, 3999, b"", 6380))
+    + c_round(c_value(b":1\r\n")),
+    "bad_slot": b"\x64" + C_GET + c_round(c_redirect(False, 16384, b"a", 1)),
+    "no_port": b"\x64" + C_GET + c_round(c_redirect(True, 1, b"a", None)),
+    "long_host": b"\x64" + C_GET + c_round(c_redirect(False, 1, b"h" * 65, 1)),
+    "asking_refused": b"\x64" + C_GET + c_round(c_redirect(True, 12, b"b", 2))
+    + C_OK + C_OK + c_value(b"-ERR unknown command 'ASKING'\r\n"),
+    "asking_odd": b"\x64" + C_GET + c_round(c_redirect(True, 12, b"b", 2))
+    + C_OK + C_OK + c_value(b":1\r\n"),
+    "fallback": b"\x64" + C_GET + c_round(c_redirect(False, 7, b"gone", 1))
+    + c_round(c_value(b":1\r\n")) + C_CLOSE + C_GET + C_REFUSED + c_round(c_value(b":2\r\n")),
+    "other_error": b"\x64" + C_GET + c_round(c_value(b"-CROSSSLOT Keys don't hash\r\n")),
+}
+
+
 def write(folder, seeds):
     path = os.path.join(HERE, "corpus", folder)
     os.makedirs(path, exist_ok=True)
@@ -406,3 +454,4 @@ if __name__ == "__main__":
     write("lock", LOCK)
     write("quorum", QUORUM)
     write("sentinel", SENTINEL)
+    write("cluster", CLUSTER)

@@ -103,7 +103,7 @@ TEST_TAGGED(acquire_fence_prints_token_and_increasing_number, "slow_launcher_ok"
         CHECK_EQ(random_part(f.token).size(), std::size_t{32});
         CHECK_EQ(server().cli({"GET", "clif:fence"}), f.token);
         CHECK(f.fence > last);
-        CHECK_EQ(std::to_string(f.fence), server().cli({"GET", "clif:fence:fence"}));
+        CHECK_EQ(std::to_string(f.fence), server().cli({"GET", "{clif:fence}:fence"}));
         last = f.fence;
         CHECK_EQ(cli({"-u", u, "release", "clif:fence", f.token}).code, 0);
     }
@@ -111,7 +111,7 @@ TEST_TAGGED(acquire_fence_prints_token_and_increasing_number, "slow_launcher_ok"
     const Result held = cli({"-u", u, "--fence", "acquire", "clif:fence"});
     REQUIRE(held.code == 0);
     CHECK_EQ(cli({"-u", u, "--fence", "acquire", "clif:fence"}).code, 75);
-    CHECK_EQ(server().cli({"GET", "clif:fence:fence"}), std::to_string(last + 1));
+    CHECK_EQ(server().cli({"GET", "{clif:fence}:fence"}), std::to_string(last + 1));
     CHECK_EQ(cli({"-u", u, "release", "clif:fence", parse_fenced(held.out).token}).code, 0);
 }
 
@@ -122,7 +122,7 @@ TEST_TAGGED(run_fence_exports_fence_and_token, "slow_launcher_ok") {
     CHECK_EQ(r.code, 0);
     const Fenced f = parse_fenced(r.out);
     CHECK(f.fence >= 1);
-    CHECK_EQ(std::to_string(f.fence), server().cli({"GET", "clif:runfence:fence"}));
+    CHECK_EQ(std::to_string(f.fence), server().cli({"GET", "{clif:runfence}:fence"}));
     CHECK_EQ(random_part(f.token).size(), std::size_t{32});
     // Without --fence, no RESPLOCK_FENCE.
     const Result plain = cli(
@@ -141,7 +141,7 @@ TEST(run_once_per_runs_once_per_interval) {
     CHECK_EQ(again.code, 75);
     CHECK(again.out.empty());
     CHECK(again.err.find("--once-per") != std::string::npos);
-    const long long pttl = std::atoll(server().cli({"PTTL", "clif:once:once"}).c_str());
+    const long long pttl = std::atoll(server().cli({"PTTL", "{clif:once}:once"}).c_str());
     CHECK(pttl > 0 && pttl <= 1500);
     // Waiting past the interval runs it again.
     const auto start = Clock::now();

@@ -185,23 +185,18 @@ TEST(lib_key_with_spaces_newlines_nul_and_high_bytes_is_valid) {
     CHECK_EQ(lb.release(), Status::ok);
 }
 
-// The fair lock's queue must share KEY's cluster slot: a '}' without a non-empty {tag} before it
-// leaves no such name, and the key is refused before any I/O.
-TEST(lib_fair_key_with_a_brace_but_no_hash_tag_is_invalid_argument) {
+// A '}' without a non-empty {tag} before it: the fair lock's queue gets a computed tag in KEY's
+// slot (companion_prefix), so the key is taken as it is.
+TEST(lib_fair_key_with_a_brace_but_no_hash_tag_is_valid) {
     Offline c;
-    for (const char* key : {"a}b", "{}x}", "}"}) {
+    for (const char* key : {"a}b", "{}x}", "}", "a{b}c}"}) {
         resplock::FairLock lock(c.conn, key);
-        CHECK(lock.key().empty());
-        CHECK_EQ(lock.acquire(1000), Status::invalid_argument);
-        CHECK_EQ(lock.try_acquire(1000, 100), Status::invalid_argument);
-        CHECK_EQ(lock.adopt("0123"), Status::invalid_argument);
+        CHECK_EQ(lock.key(), std::string_view(key));
     }
-    resplock::FairLock tagged(c.conn, "a{b}c}");  // {b} is a tag: accepted
-    CHECK_EQ(tagged.key(), std::string_view("a{b}c}"));
 }
 
-TEST(cli_fair_key_with_a_brace_but_no_hash_tag_gives_64) {
-    expect_usage({"--fair", "acquire", "a}b"}, "hash tag");
+TEST(cli_fair_key_with_a_brace_but_no_hash_tag_works) {
+    CHECK_EQ(cli({"-u", url(), "--fair", "run", "a}b", "--", "true"}).code, 0);
     CHECK_EQ(server().cli({"EXISTS", "a}b"}), std::string("0"));
 }
 

@@ -14,6 +14,7 @@
 #include "lock_cases.hpp"
 #include "ports.hpp"
 #include "resplock/ports/posix.h"
+#include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
 
 namespace {
@@ -29,12 +30,19 @@ using resplock::Lock;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-// The acquire script's EVAL needs 793 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
+// The acquire script's EVAL needs 801 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
 struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = 1024, const char* user = nullptr,
                     const char* password = nullptr)
         : PosixClient(server().port(), buf_size, user, password) {}
 };
+
+// KEY's companion key with `suffix` (companion_prefix: in KEY's cluster slot).
+std::string companion(const std::string& key, const char* suffix) {
+    char out[RESPLOCK_MAX_KEY_LEN + resplock::companion_prefix_extra];
+    const std::size_t n = resplock::companion_prefix(key, out);
+    return std::string(out, n) + suffix;
+}
 
 AcquireOptions fenced() {
     AcquireOptions o;
@@ -97,7 +105,7 @@ TEST(scripts_match_their_digests_and_fall_back_to_eval_after_a_flush) {
 }
 
 TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
-    server().cli({"DEL", "opt:fence", "opt:fence:fence"});
+    server().cli({"DEL", "opt:fence", "{opt:fence}:fence"});
     Client a, b;
     Lock la(a.conn, "opt:fence"), lb(b.conn, "opt:fence");
     std::uint64_t last = 0;
@@ -106,10 +114,10 @@ TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
         Lock& second = round % 2 == 0 ? lb : la;
         std::uint64_t f1 = 0, f2 = 0, unused = 12345;
         REQUIRE_EQ(first.acquire(5000, fenced(), &f1), Status::ok);
-        const long long before = counter("opt:fence:fence");
+        const long long before = counter("{opt:fence}:fence");
         CHECK_EQ(second.acquire(5000, fenced(), &unused), Status::busy);
         CHECK_EQ(unused, std::uint64_t{12345});  // set only on ok
-        CHECK_EQ(counter("opt:fence:fence"), before);
+        CHECK_EQ(counter("{opt:fence}:fence"), before);
         CHECK_EQ(first.release(), Status::ok);
         REQUIRE_EQ(second.acquire(5000, fenced(), &f2), Status::ok);
         CHECK_EQ(second.release(), Status::ok);
@@ -118,14 +126,14 @@ TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
         last = f2;
     }
     CHECK_EQ(last, std::uint64_t{40});
-    CHECK_EQ(pttl("opt:fence:fence"), -1LL);  // the counter never expires
+    CHECK_EQ(pttl("{opt:fence}:fence"), -1LL);  // the counter never expires
     std::uint64_t f = 0;
     CHECK_EQ(la.acquire(5000, fenced(), nullptr), Status::invalid_argument);
     CHECK_EQ(la.acquire(5000, once_per(resplock::max_ttl_ms + 1U), &f), Status::invalid_argument);
 }
 
 TEST(fence_with_once_per_counts_only_granted_acquisitions) {
-    server().cli({"DEL", "opt:both", "opt:both:fence", "opt:both:once"});
+    server().cli({"DEL", "opt:both", "{opt:both}:fence", "{opt:both}:once"});
     Client a, b;
     Lock la(a.conn, "opt:both"), lb(b.conn, "opt:both");
     std::uint64_t f = 0;
@@ -133,8 +141,8 @@ TEST(fence_with_once_per_counts_only_granted_acquisitions) {
     CHECK_EQ(f, std::uint64_t{1});
     CHECK_EQ(la.release(), Status::ok);
     CHECK_EQ(lb.acquire(5000, once_per(800, true), &f), Status::busy);
-    CHECK_EQ(counter("opt:both:fence"), 1LL);
-    const long long marker = pttl("opt:both:once");
+    CHECK_EQ(counter("{opt:both}:fence"), 1LL);
+    const long long marker = pttl("{opt:both}:once");
     CHECK(marker > 0 && marker <= 800);
     CHECK_EQ(lb.try_acquire(5000, 2000, once_per(800, true), &f), Status::ok);
     CHECK_EQ(f, std::uint64_t{2});
@@ -142,7 +150,7 @@ TEST(fence_with_once_per_counts_only_granted_acquisitions) {
 }
 
 TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
-    server().cli({"DEL", "opt:once", "opt:once:once"});
+    server().cli({"DEL", "opt:once", "{opt:once}:once"});
     Client a, b;
     Lock la(a.conn, "opt:once"), lb(b.conn, "opt:once");
     const auto start = Clock::now();
@@ -151,7 +159,7 @@ TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
     CHECK_EQ(server().cli({"EXISTS", "opt:once"}), std::string("0"));
     CHECK_EQ(la.acquire(5000, once_per(800)), Status::busy);
     CHECK_EQ(lb.acquire(5000, once_per(800)), Status::busy);
-    CHECK(pttl("opt:once:once") > 0);
+    CHECK(pttl("{opt:once}:once") > 0);
     CHECK_EQ(lb.try_acquire(5000, 2000, once_per(800)), Status::ok);
     const auto waited = ms_since(start);
     // The marker was set by the first acquire: the wait ends when it does (the server's clock).
@@ -161,12 +169,12 @@ TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
 }
 
 TEST(once_per_holder_longer_than_the_interval_still_keeps_others_out) {
-    server().cli({"DEL", "opt:long", "opt:long:once"});
+    server().cli({"DEL", "opt:long", "{opt:long}:once"});
     Client a, b;
     Lock la(a.conn, "opt:long"), lb(b.conn, "opt:long");
     REQUIRE_EQ(la.acquire(5000, once_per(200)), Status::ok);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
-    CHECK_EQ(pttl("opt:long:once"), -2LL);  // the interval is over
+    CHECK_EQ(pttl("{opt:long}:once"), -2LL);  // the interval is over
     CHECK_EQ(lb.acquire(5000, once_per(200)), Status::busy);
     CHECK_EQ(lb.try_acquire(5000, 300, once_per(200)), Status::busy);
     CHECK_EQ(la.release(), Status::ok);
@@ -186,7 +194,7 @@ struct WaitResult {
 };
 
 WaitResult wait_for_release(bool wake, int hold_ms) {
-    server().cli({"DEL", "opt:wake", "opt:wake:wake"});
+    server().cli({"DEL", "opt:wake", "{opt:wake}:wake"});
     Client a, b;
     Lock holder(a.conn, "opt:wake"), waiter(b.conn, "opt:wake");
     WaitResult r;
@@ -207,7 +215,7 @@ WaitResult wait_for_release(bool wake, int hold_ms) {
     const Status released = wake ? holder.release(waking()) : holder.release();
     t.join();
     const std::string stats = server().cli({"INFO", "commandstats"});
-    r.wake_key_exists = server().cli({"EXISTS", "opt:wake:wake"});
+    r.wake_key_exists = server().cli({"EXISTS", "{opt:wake}:wake"});
     CHECK_EQ(released, Status::ok);
     r.blpops = stat(stats, "blpop");
     // The waiter's own requests (not the commands the scripts call, which commandstats counts
@@ -257,7 +265,7 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
         ~RestoreHz() { server().cli({"CONFIG", "SET", "hz", "10"}); }
     } restore;
     REQUIRE_EQ(server().cli({"CONFIG", "SET", "hz", "1"}), std::string("OK"));
-    server().cli({"DEL", "opt:late", "opt:late:wake"});
+    server().cli({"DEL", "opt:late", "{opt:late}:wake"});
     Client a, b;
     Lock holder(a.conn, "opt:late"), waiter(b.conn, "opt:late");
     REQUIRE_EQ(holder.acquire(10000), Status::ok);
@@ -273,10 +281,10 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
 }
 
 TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
-    server().cli({"DEL", "opt:acl", "opt:acl:wake"});
+    server().cli({"DEL", "opt:acl", "{opt:acl}:wake"});
     REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "on", ">pw", "resetkeys", "~opt:*",
-                             "-@all", "+set", "+get", "+pttl", "+pexpire", "+del", "+eval",
-                             "+evalsha", "+incr", "+rpush", "-blpop"}),
+                             "~{opt:*", "-@all", "+set", "+get", "+pttl", "+pexpire", "+del",
+                             "+eval", "+evalsha", "+incr", "+rpush", "-blpop"}),
                std::string("OK"));
     Client a, b(1024, "noblock", "pw");
     Lock holder(a.conn, "opt:acl"), waiter(b.conn, "opt:acl");
@@ -314,15 +322,18 @@ TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
 }
 
 TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
-    // The longest request of the options: the acquire script's EVAL with three keys of
-    // RESPLOCK_MAX_KEY_LEN bytes, a 10-digit TTL and interval, and a token with the longest owner
-    // label: 826 bytes with 32-digit tokens and 32-byte labels.
-    const std::size_t need = 793 + resplock::token_len - 32 +
+    // The longest request of the options: the acquire script's EVAL with a key of
+    // RESPLOCK_MAX_KEY_LEN bytes whose companions have the longest names (a '}' and no tag:
+    // {XY}KEY:once, {XY}KEY:fence), a 10-digit TTL and interval, and a token with the longest
+    // owner label: 834 bytes with 32-digit tokens and 32-byte labels.
+    const std::size_t need = 801 + resplock::token_len - 32 +
                              (resplock::max_owner_len != 0 ? resplock::max_owner_len + 1 : 0);
     CHECK_EQ(resplock::lock_options_buffer_min(), need);
-    const std::string key(RESPLOCK_MAX_KEY_LEN, 'k');
+    const std::string key(RESPLOCK_MAX_KEY_LEN, '}');
+    const std::string once_key = companion(key, ":once"), fence_key = companion(key, ":fence");
+    const std::string wake_key = companion(key, ":wake");
     const std::uint32_t ttl = resplock::max_ttl_ms;
-    server().cli({"DEL", key, key + ":once", key + ":fence"});
+    server().cli({"DEL", key, once_key, fence_key});
     CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));
     Client small(resplock::lock_buffer_min()), short_by_one(need - 1), exact(need);
     Lock ls(small.conn, key), l792(short_by_one.conn, key), l793(exact.conn, key);
@@ -332,23 +343,23 @@ TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
     std::uint64_t f = 0;
     CHECK_EQ(l792.acquire(ttl, longest, &f), Status::too_large);
     CHECK(!short_by_one.conn.request_sent());
-    CHECK_EQ(server().cli({"EXISTS", key, key + ":once", key + ":fence"}), std::string("0"));
+    CHECK_EQ(server().cli({"EXISTS", key, once_key, fence_key}), std::string("0"));
     // A buffer of lock_buffer_min() bytes holds it once that minimum covers the options.
     const bool fits = resplock::lock_buffer_min() >= need;
     CHECK_EQ(ls.acquire(ttl, longest, &f), fits ? Status::ok : Status::too_large);
     if (fits) CHECK_EQ(ls.release(), Status::ok);
-    server().cli({"DEL", key + ":once", key + ":fence"});
+    server().cli({"DEL", once_key, fence_key});
     CHECK_EQ(l793.acquire(ttl, longest, &f), Status::ok);
     CHECK(f >= 1);
     CHECK_EQ(l793.release(waking()), Status::ok);
-    server().cli({"DEL", key + ":once", key + ":wake"});
+    server().cli({"DEL", once_key, wake_key});
     // The plain lock still works with lock_buffer_min().
     CHECK_EQ(ls.acquire(5000), Status::ok);
     CHECK_EQ(ls.release(), Status::ok);
 }
 
 TEST(contending_wake_waiters_never_overlap_in_the_servers_record) {
-    server().cli({"DEL", "opt:mutex", "opt:mutex:fence", "opt:mutex:wake", "opt:record"});
+    server().cli({"DEL", "opt:mutex", "{opt:mutex}:fence", "{opt:mutex}:wake", "opt:record"});
     constexpr int kThreads = 4;
     std::atomic<bool> failed{false};
     std::atomic<int> total{0};

@@ -4,6 +4,7 @@
 // with the counter armed. Only library calls run armed: the test framework's printing and the
 // harness (std::string, fork) run disarmed.
 //
+// A Redis Cluster's redirections (MOVED, ASK) are covered through the Cluster router.
 // Host names are not covered: getaddrinfo allocates its result list inside the C library (see
 // resplock/ports/posix.h), so every connection here uses the numeric address 127.0.0.1.
 #include <netdb.h>
@@ -22,12 +23,14 @@
 #include "check.hpp"
 #include "helpers.hpp"
 #include "ports.hpp"
+#include "redis_cluster.hpp"
 #include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/core/resp.hpp"
+#include "resplock/ha/cluster.hpp"
 #include "resplock/ha/sentinel.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/lock_options.hpp"
@@ -583,4 +586,55 @@ TEST(sentinel_resolution_no_heap) {
     CHECK_EQ(sentinel.master().port, topology.master().port());
     CHECK_EQ(pinged, Status::no_host);
     CHECK(unknown.name_unknown());
+}
+
+TEST(cluster_redirections_no_heap) {
+    // Set up disarmed: the cluster, a key served by node 1, and a slot of node 0 migrating to
+    // node 2 (a key of it that node 0 does not have is answered with ASK).
+    support::RedisCluster cluster;
+    REQUIRE(cluster.ok());
+    const std::string moved_key = cluster.key_on(1, "noheap:");
+    const std::string ask_key = cluster.key_on(0, "noheap-ask:");
+    const std::string slot = std::to_string(cluster.slot(ask_key));
+    REQUIRE_EQ(cluster.node(2).cli({"CLUSTER", "SETSLOT", slot, "IMPORTING", cluster.id(0)}),
+               std::string("OK"));
+    REQUIRE_EQ(cluster.node(0).cli({"CLUSTER", "SETSLOT", slot, "MIGRATING", cluster.id(2)}),
+               std::string("OK"));
+    int events = 0;
+    resplock::Observer observer(&count_event, &events);
+    ConnectionConfig config = config_for(cluster.node(0).port());
+    config.observer = &observer;
+    resplock::AcquireOptions fenced;
+    fenced.fence = true;
+    std::uint64_t fence = 0;
+
+    arm();
+    resplock::Cluster router_a;
+    resplock::Cluster router_b;
+    ConnectionConfig config_a = config;
+    config_a.router = &router_a;
+    ConnectionConfig config_b = config;
+    config_b.router = &router_b;
+    Client a(config_a);
+    Client b(config_b);
+    Lock moved(a.conn, moved_key);
+    Lock asked(b.conn, ask_key);
+    const Status acquired = moved.acquire(5000, fenced, &fence);  // MOVED, then remembered
+    const Status extended = moved.extend(8000);
+    const Status released = moved.release();
+    const Status ask_acquired = asked.acquire(5000);  // ASK: ASKING then SET on node 2
+    const Status ask_released = asked.release();
+    const long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(acquired, Status::ok);
+    CHECK(fence >= 1);
+    CHECK_EQ(extended, Status::ok);
+    CHECK_EQ(released, Status::ok);
+    CHECK_EQ(ask_acquired, Status::ok);
+    CHECK_EQ(ask_released, Status::ok);
+    CHECK_EQ(static_cast<unsigned>(router_a.node().port),
+             static_cast<unsigned>(cluster.node(1).port()));
+    CHECK_EQ(router_b.node().port, 0);
+    CHECK(events >= 4);  // connects, reconnects and at least one redirect each
 }

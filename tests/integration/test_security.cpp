@@ -57,9 +57,16 @@ const std::vector<std::string> kMinimalCommands = {"+set", "+get",  "+pttl",   "
 support::RedisServer& acl_server() {
     static support::RedisServer s;
     static const bool configured = [] {
-        std::vector<std::string> line = {
-            "ACL",       "SETUSER",  kUser,           "on",   std::string(">") + kUserPassword,
-            "resetkeys", "~locks:*", "resetchannels", "-@all"};
+        std::vector<std::string> line = {"ACL",
+                                         "SETUSER",
+                                         kUser,
+                                         "on",
+                                         std::string(">") + kUserPassword,
+                                         "resetkeys",
+                                         "~locks:*",
+                                         "~{locks:*",
+                                         "resetchannels",
+                                         "-@all"};
         line.insert(line.end(), kMinimalCommands.begin(), kMinimalCommands.end());
         return s.cli(line) == "OK";
     }();
@@ -827,7 +834,7 @@ TEST(failed_fence_script_leaves_no_key_behind) {
     // held, by nobody, for its whole TTL.
     const std::string u = std::string("redis://") + kUser + ":" + kUserPassword +
                           "@127.0.0.1:" + std::to_string(acl_server().port());
-    acl_server().cli({"DEL", "locks:fenced", "locks:fenced:fence"});
+    acl_server().cli({"DEL", "locks:fenced", "{locks:fenced}:fence"});
     const std::string dir = temp_dir();
     const std::string marker = dir + "/ran";
     for (const std::vector<std::string>& op : std::vector<std::vector<std::string>>{

@@ -1,35 +1,51 @@
 // Runs a program next to a throwaway redis-server: `with_redis PROGRAM [ARGS...]` starts a server
 // on a free 127.0.0.1 port, exports REDIS_PORT and REDIS_URL, runs PROGRAM, stops the server and
 // exits with PROGRAM's status. For tests and examples that are not C++ or not ours to change.
-// `with_redis --sentinel PROGRAM [ARGS...]` starts a master, a replica and a sentinel instead
-// (support::SentinelTopology) and exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT,
+// `with_redis --cluster PROGRAM [ARGS...]`: a three-master Redis Cluster instead (RedisCluster);
+// REDIS_PORT and REDIS_URL name its first node, REDIS_CLUSTER_PORTS lists every node's port.
+// `with_redis --sentinel PROGRAM [ARGS...]`: a master, a replica and a sentinel instead
+// (SentinelTopology); exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT,
 // REDIS_SENTINEL_MASTER (the master name) and REDIS_URL (a redis-sentinel:// URL).
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
-#include <cstring>
-#include <memory>
-
+#include "redis_cluster.hpp"
 #include "redis_sentinel.hpp"
 #include "redis_server.hpp"
 
 int main(int argc, char** argv) {
-    const bool sentinel = argc > 1 && std::strcmp(argv[1], "--sentinel") == 0;
-    if (sentinel) {
+    const std::string topology_flag = argc > 1 ? argv[1] : "";
+    const bool in_cluster = topology_flag == "--cluster";
+    const bool sentinel = topology_flag == "--sentinel";
+    if (in_cluster || sentinel) {
         --argc;
         ++argv;
     }
     if (argc < 2) {
-        std::fprintf(stderr, "usage: with_redis [--sentinel] PROGRAM [ARGS...]\n");
+        std::fprintf(stderr, "usage: with_redis [--cluster | --sentinel] PROGRAM [ARGS...]\n");
         return 2;
     }
     std::unique_ptr<support::RedisServer> server;
+    std::unique_ptr<support::RedisCluster> cluster;
     std::unique_ptr<support::SentinelTopology> topology;
-    if (sentinel) {
+    if (in_cluster) {
+        cluster = std::make_unique<support::RedisCluster>();
+        if (!cluster->ok()) {
+            std::fprintf(stderr, "with_redis: the Redis Cluster did not start\n");
+            return 1;
+        }
+        std::string ports;
+        for (std::size_t i = 0; i < cluster->size(); ++i)
+            ports += (i == 0 ? "" : " ") + std::to_string(cluster->node(i).port());
+        setenv("REDIS_CLUSTER_PORTS", ports.c_str(), 1);
+        setenv("REDIS_PORT", std::to_string(cluster->node(0).port()).c_str(), 1);
+        setenv("REDIS_URL", cluster->node(0).url().c_str(), 1);
+    } else if (sentinel) {
         topology = std::make_unique<support::SentinelTopology>(1);
         if (!topology->ok()) {
             std::fprintf(stderr, "with_redis: the Sentinel deployment did not start\n");

@@ -316,10 +316,11 @@ const resplock::Observer* client_name(const Options& o) {
     return observer.set_client_name(o.owner) == Status::ok ? &observer : nullptr;
 }
 
-// The connection to ep, the index-th server of the command line.
-resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o, int index) {
+// The connection to ep, the index-th of the `count` servers of the command line.
+resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o, int index,
+                                             int count) {
     resplock::ConnectionConfig config;
-    config.router = router_for(ep, index);
+    config.router = router_for(ep, index, count);
     config.observer = client_name(o);
     config.host = ep.host;
     config.port = ep.port;
@@ -371,7 +372,8 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     resplock::Connection* list[RESPLOCK_MAX_SERVERS] = {};
     for (int i = 0; i < count; ++i) {
         (void)resplock_posix_port_init(&contexts[i], nullptr, &ports[i]);  // fails on null only
-        conns[i].emplace(ports[i], connection_config(eps[i], o, i), buffers[i], sizeof buffers[i]);
+        conns[i].emplace(ports[i], connection_config(eps[i], o, i, count), buffers[i],
+                         sizeof buffers[i]);
         list[i] = &*conns[i];
     }
     Target target{};
@@ -407,17 +409,12 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         target.tls = &tls;
     }
 #endif
-    resplock::Connection conn(port, connection_config(ep, o, 0), io_buffer, sizeof io_buffer);
+    resplock::Connection conn(port, connection_config(ep, o, 0, 1), io_buffer, sizeof io_buffer);
     target.conn = &conn;
     target.sentinel = sentinel_for(0);
     resplock::Connection* const list[1] = {&conn};
     if (o.fair) {
-        resplock::FairLock lock(conn, o.operands[0]);
-        if (lock.key().empty()) {
-            report("%s %s: --fair: a key that contains '}' needs a non-empty {hash tag} before it",
-                   o.command_name, o.key_shown.text);
-            return exit_usage;
-        }
+        resplock::FairLock lock(conn, o.operands[0]);  // KEY's length was checked (args.cpp)
         return dispatch(lock, list, o, target, port);
     }
     resplock::Lock lock(conn, o.operands[0]);

@@ -126,6 +126,17 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
                                 "parser limit",
                                 t.where, t.buffer_size);
             return true;
+        case Status::too_many_redirects: {
+            char last[server_text_max + 8] = "";
+            if (t.conn != nullptr) server_text(*t.conn, last, sizeof last);
+            (void)std::snprintf(out, cap,
+                                "Redis Cluster reached through %s kept redirecting: more than %d "
+                                "MOVED/ASK replies for one request (slots migrating, or a "
+                                "misconfigured node)%s%s",
+                                t.where, RESPLOCK_MAX_REDIRECTS, last[0] != '\0' ? "; last: " : "",
+                                last);
+            return true;
+        }
         default:
             return false;
     }

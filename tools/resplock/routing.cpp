@@ -3,6 +3,8 @@
 
 #include <new>
 
+#include "resplock/ha/cluster.hpp"
+
 namespace resplock_cli {
 
 namespace {
@@ -17,15 +19,20 @@ SentinelSlot slots[RESPLOCK_MAX_SERVERS];
 
 }  // namespace
 
-resplock::Router* router_for(const Endpoint& ep, int index) {
-    if (!ep.sentinel || index < 0 || index >= RESPLOCK_MAX_SERVERS) return nullptr;
-    SentinelSlot& slot = slots[index];
-    auto* sentinel = new (slot.bytes) resplock::Sentinel(ep.master_name);
-    slot.built = sentinel;
-    // parse_url() checked every host and port against the library's limits.
-    for (std::size_t i = 0; i < ep.sentinel_count; ++i)
-        (void)sentinel->add(ep.sentinels[i].host, ep.sentinels[i].port);
-    return sentinel;
+resplock::Router* router_for(const Endpoint& ep, int index, int count) {
+    if (index < 0 || index >= RESPLOCK_MAX_SERVERS) return nullptr;
+    if (ep.sentinel) {
+        SentinelSlot& slot = slots[index];
+        auto* sentinel = new (slot.bytes) resplock::Sentinel(ep.master_name);
+        slot.built = sentinel;
+        // parse_url() checked every host and port against the library's limits.
+        for (std::size_t i = 0; i < ep.sentinel_count; ++i)
+            (void)sentinel->add(ep.sentinels[i].host, ep.sentinels[i].port);
+        return sentinel;
+    }
+    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+    static resplock::Cluster cluster;
+    return count == 1 ? &cluster : nullptr;
 }
 
 const resplock::Sentinel* sentinel_for(int index) {

@@ -9,10 +9,14 @@
 
 namespace resplock_cli {
 
-// The router for the connection to ep, the index-th server of the command line (0 for a single
-// server); null when the connection talks to ep's host and port only. A redis[s]-sentinel:// ep
-// gets a resplock::Sentinel over its sentinels (one per index, built afresh on each call).
-resplock::Router* router_for(const Endpoint& ep, int index);
+// The router for the connection to ep, the index-th of the `count` servers of the command line;
+// null when the connection talks to ep's host and port only. A redis[s]-sentinel:// ep gets a
+// resplock::Sentinel over its sentinels (one per index, built afresh on each call). The one
+// server of a single-server lock (count 1, redis:// or rediss://) gets a Redis Cluster router,
+// so that its URL may name any node of a cluster (a server that is no cluster node never
+// redirects: nothing changes); the plain servers of a quorum get none (the quorum stays over
+// independent servers).
+resplock::Router* router_for(const Endpoint& ep, int index, int count);
 
 // The Sentinel router_for() last built for index, for messages; null if none.
 const resplock::Sentinel* sentinel_for(int index);

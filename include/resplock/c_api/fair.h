@@ -43,8 +43,7 @@ typedef struct resplock_fair {
 size_t resplock_fair_buffer_min(void);
 
 /* Binds `lock` to `key` (key_len bytes, copied) over `conn`, which must outlive it. Returns ok or
- * invalid_argument (NULL lock or conn, empty key, key over RESPLOCK_MAX_KEY_LEN, or a key that
- * contains a '}' without a valid {hash tag}: its queue could not share its cluster slot). */
+ * invalid_argument (NULL lock or conn, empty key, key over RESPLOCK_MAX_KEY_LEN). */
 resplock_status_t resplock_fair_init(resplock_fair_t* lock, resplock_conn_t* conn, const char* key,
                                      size_t key_len);
 

@@ -10,8 +10,9 @@
  *         ... write to the protected resource along with `fence` ...
  *     }
  *
- * Each option uses a companion key named KEY + a suffix (":fence", ":once", ":wake"), so an ACL
- * key pattern that covers KEY covers them. These requests are longer than a plain lock's: with a
+ * Each option uses a companion key in KEY's cluster slot: {KEY}:fence, {KEY}:once, {KEY}:wake
+ * for a key without a hash tag, KEY:fence... for a key with one (locks:{job}:fence); see
+ * resplock/variants/companion.hpp. These requests are longer than a plain lock's: with a
  * key of RESPLOCK_MAX_KEY_LEN bytes they need a larger buffer than resplock_lock_buffer_min(),
  * and a request that does not fit returns too_large without being sent. */
 #ifndef RESPLOCK_RESPLOCK_OPTIONS_H

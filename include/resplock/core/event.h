@@ -19,8 +19,9 @@ extern "C" {
  *   reconnect: a later one (after a fault, an idle close by the server, or close())
  *   retry:     an acquisition attempt failed and another follows after a pause
  *   renewal:   a Renewer sent a renewal (ok, or why it failed)
- *   loss:      a Renewer reported a lock lost */
-#define RESPLOCK_EVENT_LIST(X) X(connect) X(reconnect) X(retry) X(renewal) X(loss)
+ *   loss:      a Renewer reported a lock lost
+ *   redirect:  a Redis Cluster router (resplock/ha/cluster.hpp) follows a MOVED or an ASK */
+#define RESPLOCK_EVENT_LIST(X) X(connect) X(reconnect) X(retry) X(renewal) X(loss) X(redirect)
 
 #define RESPLOCK_EVENT_C_ENUM(name) RESPLOCK_EVENT_##name,
 typedef enum resplock_event_kind {
@@ -38,7 +39,12 @@ typedef enum resplock_event_kind {
  *   renewal: status ok or the failure (a renewal that proves the lock lost is followed by a loss
  *     event); key: the lock's key when the lock type has one, else NULL; number: the TTL asked
  *     for; ms: the validity left after the renewal.
- *   loss: status not_owner or expired; key as for renewal; number: the watch TTL; ms: 0. */
+ *   loss: status not_owner or expired; key as for renewal; number: the watch TTL; ms: 0.
+ *   redirect: status ok; number: the slot (0..16383); ms: the redirections of this command so
+ *     far (1 for the first); key: not a lock's key but the redirection as the server sent it,
+ *     validated: "MOVED <slot> <host>:<port>" (the node is remembered for the next commands) or
+ *     "ASK <slot> <host>:<port>" (this command only); an empty host means the node that
+ *     answered. */
 typedef struct resplock_event {
     resplock_event_kind_t kind;
     resplock_status_t status;

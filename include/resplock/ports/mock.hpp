@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "resplock/core/config.h"
 #include "resplock/core/port.h"
 
 namespace resplock::mock {
@@ -81,6 +82,9 @@ class MockPort {
 
     // Counters for assertions.
     std::uint32_t connects = 0;
+    // Where the last connect went (the host cut to RESPLOCK_MAX_HOST_LEN bytes).
+    char last_host[RESPLOCK_MAX_HOST_LEN + 1] = {};
+    std::uint16_t last_port = 0;
     std::uint32_t closes = 0;
     std::uint32_t slept_ms = 0;
     std::uint32_t sleeps = 0;

@@ -1,7 +1,8 @@
 // The fair lock: waiters queue in arrival order and a release hands the lock straight to the first
 // live waiter. KEY stays a string holding the holder's token (a plain Lock on the same key sees a
 // fair holder as busy and the other way round; the plain owner script releases and extends it).
-// Next to KEY the server keeps, in KEY's cluster slot (see fair_companion_base):
+// Next to KEY the server keeps, in KEY's cluster slot (BASE is companion_prefix(KEY), see
+// resplock/variants/companion.hpp):
 //   BASE:q        a list of the waiters' tokens, in arrival order;
 //   BASE:w        a hash: token -> "expiry:ttl", the entry's expiry on the server's clock (TIME)
 //                 and the TTL that waiter asked for;
@@ -32,6 +33,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
+#include "resplock/variants/companion.hpp"
 
 namespace resplock {
 
@@ -43,18 +45,10 @@ inline constexpr std::uint32_t fair_refresh_max_ms = 1000;
 // shorter keys; a request that does not fit is refused unsent with too_large.
 std::size_t fair_buffer_min() noexcept;
 
-// The prefix of the fair lock's companion keys for `key`, written to out (which must hold
-// key.size() + 2 bytes), so that each companion hashes to KEY's cluster slot. Redis hashes only
-// the first non-empty {...} of a key when it has one: such a key is its own prefix (KEY:q keeps
-// the tag). A key without a '}' becomes {KEY} (its whole name is then the tag, hashed as KEY is).
-// A key that contains a '}' but no valid tag (a}b, {}x}) has no such prefix: returns 0, and a
-// FairLock on it refuses every call with invalid_argument. Else returns the prefix's length.
-std::size_t fair_companion_base(std::string_view key, char* out) noexcept;
-
 class FairLock {
   public:
-    // Binds the lock to `key` (copied). An empty key, one over RESPLOCK_MAX_KEY_LEN bytes or one
-    // fair_companion_base() refuses makes every call return invalid_argument.
+    // Binds the lock to `key` (copied). An empty key or one over RESPLOCK_MAX_KEY_LEN bytes makes
+    // every call return invalid_argument.
     FairLock(Connection& conn, std::string_view key) noexcept;
 
     // One attempt, one round trip, without joining the queue: ok (held), busy (held by another,
@@ -102,7 +96,7 @@ class FairLock {
     Status block(Wait& w, const Names& names, std::uint32_t ms) noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
 
-    char base_[RESPLOCK_MAX_KEY_LEN + 2];
+    char base_[RESPLOCK_MAX_KEY_LEN + companion_prefix_extra];
     std::size_t base_len_;
     // The key, the token and the validity: a plain Lock's, whose scripts extend and query a fair
     // holder's key as any other (bound to no key when base_len_ is 0).

@@ -13,8 +13,9 @@
 namespace resplock {
 
 // Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
-// Each uses a companion key named KEY + a suffix, so a key with a hash tag (locks:{job}) keeps
-// its companions in the same cluster slot, and an ACL key pattern for KEY covers them.
+// Each uses a companion key in KEY's cluster slot, written KEY:fence, KEY:once, KEY:wake below:
+// companion_prefix(KEY) + the suffix (resplock/variants/companion.hpp), i.e. locks:{job}:fence
+// for a key with a hash tag and {locks:job}:fence for one without.
 struct AcquireOptions {
     // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
     // one with every granted acquisition (never with a busy one) and never expires; it is

@@ -9,6 +9,7 @@
 #include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
+#include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
 #include "wire.hpp"
 
@@ -39,16 +40,16 @@ constexpr std::string_view release_text =
     "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1";
 // The acquire script's requests for key "k", TTL 1000 ms and (once) an interval of 60000 ms.
 const std::string_view fenced0 =
-    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:fence", token0, "1000"});
+    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:fence", token0, "1000"});
 const std::string_view fenced_zeros =
-    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:fence", zeros, "1000"});
+    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:fence", zeros, "1000"});
 const std::string_view waking_zeros = wire::cmd({"EVALSHA", acquire_sha, "1", "k", zeros, "1000"});
 const std::string_view once0 =
-    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:once", token0, "1000", "60000"});
+    wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:once", token0, "1000", "60000"});
 const std::string_view fenced_once0 =
-    wire::cmd({"EVALSHA", acquire_sha, "3", "k", "k:once", "k:fence", token0, "1000", "60000"});
-const std::string_view blpop_5ms = wire::cmd({"BLPOP", "k:wake", "0.005"});
-const std::string_view release0 = wire::cmd({"EVALSHA", release_sha, "2", "k", "k:wake", token0});
+    wire::cmd({"EVALSHA", acquire_sha, "3", "k", "{k}:once", "{k}:fence", token0, "1000", "60000"});
+const std::string_view blpop_5ms = wire::cmd({"BLPOP", "{k}:wake", "0.005"});
+const std::string_view release0 = wire::cmd({"EVALSHA", release_sha, "2", "k", "{k}:wake", token0});
 
 AcquireOptions options(bool fence, std::uint32_t once_per_ms = 0, bool wake = false) {
     AcquireOptions o;
@@ -164,7 +165,7 @@ TEST(noscript_falls_back_to_eval_with_the_same_arguments) {
         .expect(fenced_once0)
         .reply(noscript)
         .expect(wire::cmd(
-            {"EVAL", acquire_text, "3", "k", "k:once", "k:fence", token0, "1000", "60000"}))
+            {"EVAL", acquire_text, "3", "k", "{k}:once", "{k}:fence", token0, "1000", "60000"}))
         .reply(":12\r\n");
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, options(true, 60000), &fence), Status::ok);
@@ -222,7 +223,7 @@ TEST(once_per_stays_busy_until_the_wait_runs_out) {
     f.constant_random();
     // The marker outlives the wait: pauses of 5, 10, 20 ms, then the 15 left; five attempts.
     const std::string_view once_zeros =
-        wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:once", zeros, "1000", "60000"});
+        wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:once", zeros, "1000", "60000"});
     f.mock.on_connect();
     for (int i = 0; i < 5; ++i)
         f.mock.expect(once_zeros).reply("*1\r\n:59000\r\n");
@@ -371,8 +372,8 @@ TEST(acquire_while_held_is_refused) {
 }
 
 TEST(nothing_is_sent_when_the_eval_form_would_not_fit) {
-    const std::string_view eval =
-        wire::cmd({"EVAL", acquire_text, "3", "k", "k:once", "k:fence", token0, "1000", "60000"});
+    const std::string_view eval = wire::cmd(
+        {"EVAL", acquire_text, "3", "k", "{k}:once", "{k}:fence", token0, "1000", "60000"});
     // One byte short of the EVAL form, though the EVALSHA form would fit: refused up front, so
     // that the call does not work only while the server happens to cache the script.
     {
@@ -392,15 +393,19 @@ TEST(nothing_is_sent_when_the_eval_form_would_not_fit) {
 }
 
 TEST(lock_options_buffer_min_fits_the_longest_acquire_exactly) {
-    static char key_bytes[RESPLOCK_MAX_KEY_LEN + 6];
-    std::memset(key_bytes, 'x', RESPLOCK_MAX_KEY_LEN);
+    // A '}' without a tag: the longest companion names ({XY} + KEY + suffix).
+    static char key_bytes[RESPLOCK_MAX_KEY_LEN];
+    std::memset(key_bytes, '}', RESPLOCK_MAX_KEY_LEN);
     const std::string_view key(key_bytes, RESPLOCK_MAX_KEY_LEN);
-    std::memcpy(key_bytes + RESPLOCK_MAX_KEY_LEN, ":fence", 6);
-    const std::string_view fence_key(key_bytes, RESPLOCK_MAX_KEY_LEN + 6);
-    static char once_bytes[RESPLOCK_MAX_KEY_LEN + 5];
-    std::memset(once_bytes, 'x', RESPLOCK_MAX_KEY_LEN);
-    std::memcpy(once_bytes + RESPLOCK_MAX_KEY_LEN, ":once", 5);
-    const std::string_view once_key(once_bytes, sizeof once_bytes);
+    static char fence_bytes[RESPLOCK_MAX_KEY_LEN + resplock::companion_prefix_extra + 6];
+    std::size_t n = resplock::companion_prefix(key, fence_bytes);
+    std::memcpy(fence_bytes + n, ":fence", 6);
+    const std::string_view fence_key(fence_bytes, n + 6);
+    static char once_bytes[RESPLOCK_MAX_KEY_LEN + resplock::companion_prefix_extra + 5];
+    n = resplock::companion_prefix(key, once_bytes);
+    std::memcpy(once_bytes + n, ":once", 5);
+    const std::string_view once_key(once_bytes, n + 5);
+    CHECK_EQ(fence_key.size(), sizeof fence_bytes);
     // The longest owner label too: its token is the longest a lock makes.
     static char label[resplock::max_owner_len];
     std::memset(label, 'o', sizeof label);
@@ -447,7 +452,7 @@ TEST(wake_blocks_on_key_wake_for_the_pause_in_decimal_seconds) {
     for (int i = 0; i < 3; ++i) {
         f.mock.expect(fenced_zeros)
             .reply("*1\r\n:5000\r\n")
-            .expect(wire::cmd({"BLPOP", "k:wake", seconds[i]}))
+            .expect(wire::cmd({"BLPOP", "{k}:wake", seconds[i]}))
             .recv_delay(pauses[i])
             .reply("*-1\r\n");
     }
@@ -612,7 +617,7 @@ TEST(wake_release_falls_back_to_eval_on_noscript) {
     f.acquired();
     f.mock.expect(release0)
         .reply(noscript)
-        .expect(wire::cmd({"EVAL", release_text, "2", "k", "k:wake", token0}))
+        .expect(wire::cmd({"EVAL", release_text, "2", "k", "{k}:wake", token0}))
         .reply(":1\r\n");
     CHECK_EQ(f.lock.release(wake_only), Status::ok);
     CHECK(f.lock.token().empty());
@@ -656,7 +661,7 @@ TEST(wake_release_reply_lost_keeps_the_token_for_a_retry) {
 }
 
 TEST(wake_release_that_would_not_fit_sends_nothing_and_keeps_the_token) {
-    const std::string_view eval = wire::cmd({"EVAL", release_text, "2", "k", "k:wake", token0});
+    const std::string_view eval = wire::cmd({"EVAL", release_text, "2", "k", "{k}:wake", token0});
     {
         Fixture f(2000, eval.size() - 1);
         REQUIRE_EQ(f.lock.adopt(token0), Status::ok);
@@ -729,7 +734,7 @@ TEST(owner_label_busy_then_acquired_with_a_fresh_labelled_token_each_attempt) {
 TEST(owner_label_with_a_fence_goes_into_the_script) {
     Fixture f;
     f.mock.on_connect()
-        .expect(wire::cmd({"EVALSHA", acquire_sha, "2", "k", "k:fence",
+        .expect(wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:fence",
                            "dev:000102030405060708090a0b0c0d0e0f", "1000"}))
         .reply(":4\r\n");
     std::uint64_t fence = 0;

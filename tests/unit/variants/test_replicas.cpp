@@ -229,7 +229,7 @@ TEST(acquisition_with_options_waits_too) {
     std::uint64_t fence = 0;
     f.mock.on_connect()
         .expect(wire::cmd({"EVALSHA", "07e628608f5486dc9490e629d16368bc8d0cbec6", "2", "k",
-                           "k:fence", token0, "1000"}))
+                           "{k}:fence", token0, "1000"}))
         .reply(":7\r\n")
         .expect(wire::cmd({"WAIT", "1", "1000"}))
         .reply(":0\r\n")

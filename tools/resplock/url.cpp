@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "exit_codes.hpp"
 #include "messages.hpp"
@@ -179,10 +180,10 @@ constexpr Scheme schemes[] = {
 };
 
 const Scheme* scheme_of(std::string_view u) {
-    for (const Scheme& s : schemes) {
-        if (starts_with_nocase(u, s.prefix)) return &s;
-    }
-    return nullptr;
+    const auto* found = std::find_if(std::begin(schemes), std::end(schemes), [u](const Scheme& s) {
+        return starts_with_nocase(u, s.prefix);
+    });
+    return found == std::end(schemes) ? nullptr : found;
 }
 
 }  // namespace

@@ -57,7 +57,6 @@ class Sentinel final : public Router {
     // empty, longer than RESPLOCK_MAX_HOST_LEN bytes or holds a NUL leaves the router without one:
     // every connect then fails with invalid_argument.
     explicit Sentinel(std::string_view master_name = {}) noexcept;
-    ~Sentinel() = default;
 
     // Adds a sentinel (asked after those added before). False, adding nothing, when
     // RESPLOCK_MAX_SENTINELS are there already, or for an empty or too long host, or port 0.

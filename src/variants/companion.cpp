@@ -34,27 +34,27 @@ std::uint16_t multiply(std::uint16_t a, std::uint16_t b) noexcept {
 // message whose CRC is c is c * x^-16, and x^-16 is this constant.
 constexpr std::uint16_t x_inverse_16 = 0x9d71;
 
+// KEY's hash tag: the text between its first '{' and the first '}' after it; empty when there is
+// none or that text is empty (the whole key is then hashed).
+std::string_view hash_tag(std::string_view key) noexcept {
+    const std::size_t open = key.find('{');
+    if (open == std::string_view::npos) return {};
+    const std::size_t close = key.find('}', open + 1);
+    if (close == std::string_view::npos) return {};
+    return {key.data() + open + 1, close - open - 1};  // not substr(): that one may throw
+}
+
 }  // namespace
 
 std::uint16_t key_slot(std::string_view key) noexcept {
-    const std::size_t open = key.find('{');
-    if (open != std::string_view::npos) {
-        const std::size_t close = key.find('}', open + 1);
-        if (close != std::string_view::npos && close > open + 1) {
-            key = {key.data() + open + 1, close - open - 1};  // not substr(): it may throw
-        }
-    }
-    return static_cast<std::uint16_t>(crc16(key) & 0x3fffU);
+    const std::string_view tag = hash_tag(key);
+    return static_cast<std::uint16_t>(crc16(tag.empty() ? key : tag) & 0x3fffU);
 }
 
 std::size_t companion_prefix(std::string_view key, char* out) noexcept {
-    const std::size_t open = key.find('{');
-    if (open != std::string_view::npos) {
-        const std::size_t close = key.find('}', open + 1);
-        if (close != std::string_view::npos && close > open + 1) {  // a tag: KEY keeps it
-            std::memcpy(out, key.data(), key.size());
-            return key.size();
-        }
+    if (!hash_tag(key).empty()) {  // a tag: KEY keeps it
+        std::memcpy(out, key.data(), key.size());
+        return key.size();
     }
     if (key.find('}') == std::string_view::npos) {  // {KEY}: the tag is the whole key
         out[0] = '{';

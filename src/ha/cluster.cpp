@@ -1,6 +1,7 @@
 // Redis Cluster redirections (see resplock/ha/cluster.hpp).
 #include "resplock/ha/cluster.hpp"
 
+#include "ha/decimal.hpp"
 #include "resplock/core/event.h"
 #include "resplock/core/observer.hpp"
 
@@ -20,19 +21,6 @@ std::string_view slice(std::string_view text, std::size_t from,
     return {text.data() + from, n < left ? n : left};
 }
 
-// A decimal number of 1..5 digits and at most `max`; returns false for anything else.
-bool parse_number(std::string_view text, std::uint32_t max, std::uint32_t& out) noexcept {
-    if (text.empty() || text.size() > 5) return false;
-    std::uint32_t value = 0;
-    for (const char c : text) {
-        if (c < '0' || c > '9') return false;
-        value = value * 10 + static_cast<std::uint32_t>(c - '0');
-    }
-    if (value > max) return false;
-    out = value;
-    return true;
-}
-
 }  // namespace
 
 Status parse_redirect(std::string_view text, Redirect& out) noexcept {
@@ -48,14 +36,14 @@ Status parse_redirect(std::string_view text, Redirect& out) noexcept {
     const std::size_t space = text.find(' ');
     if (space == std::string_view::npos) return Status::protocol_error;
     std::uint32_t slot = 0;
-    if (!parse_number(slice(text, 0, space), slot_count - 1, slot)) return Status::protocol_error;
+    if (!detail::parse_decimal(slice(text, 0, space), slot_count - 1, slot)) {
+        return Status::protocol_error;
+    }
     const std::string_view address = slice(text, space + 1);
     const std::size_t colon = address.rfind(':');
     if (colon == std::string_view::npos) return Status::protocol_error;
-    std::uint32_t port = 0;
-    if (!parse_number(slice(address, colon + 1), 65535, port) || port == 0) {
-        return Status::protocol_error;
-    }
+    std::uint16_t port = 0;
+    if (!detail::parse_port(slice(address, colon + 1), port)) return Status::protocol_error;
     const std::string_view host = slice(address, 0, colon);
     // A loop, not std::any_of: less flash on a Cortex-M.
     for (const char c : host) {
@@ -65,7 +53,7 @@ Status parse_redirect(std::string_view text, Redirect& out) noexcept {
     if (host.size() > RESPLOCK_MAX_HOST_LEN) return Status::too_large;
     r.slot = static_cast<std::uint16_t>(slot);
     r.host = host;
-    r.port = static_cast<std::uint16_t>(port);
+    r.port = port;
     out = r;
     return Status::ok;
 }
@@ -97,16 +85,13 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
             // either, so that the next command goes back to the remembered node.
             static constexpr std::string_view asking[1] = {"ASKING"sv};
             s = open(conn, ask.host, ask.port, deadline);
-            if (s == Status::ok) s = conn.send(asking, 1, deadline);
-            if (s == Status::ok) s = conn.receive(reply, deadline);
+            if (s == Status::ok) s = round_trip(conn, asking, 1, reply, deadline);
             if (s == Status::ok && !reply.top().equals("OK"sv)) s = Status::protocol_error;
-            if (s == Status::ok) s = conn.send(args, count, deadline);
-            if (s == Status::ok) s = conn.receive(reply, deadline);
+            if (s == Status::ok) s = round_trip(conn, args, count, reply, deadline);
             ask.port = 0;
             conn.close();
         } else {
-            s = conn.send(args, count, deadline);
-            if (s == Status::ok) s = conn.receive(reply, deadline);
+            s = round_trip(conn, args, count, reply, deadline);
             here = home.port != 0 ? home.host : conn.config().host;  // where send() connected
         }
         if (s != Status::server_error) return s;

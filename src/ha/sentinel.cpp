@@ -1,35 +1,14 @@
 // The Sentinel router (see resplock/ha/sentinel.hpp).
 #include "resplock/ha/sentinel.hpp"
 
+#include "core/lock_rules.hpp"
+#include "ha/decimal.hpp"
+
 namespace resplock {
 
 using namespace std::string_view_literals;
 
 namespace {
-
-// True for a copyable name: 1..RESPLOCK_MAX_HOST_LEN bytes, no NUL.
-bool valid_name(std::string_view name) noexcept {
-    if (name.empty() || name.size() > RESPLOCK_MAX_HOST_LEN) return false;
-    // A loop, not std::any_of: less flash on a Cortex-M.
-    for (const char c : name) {
-        // cppcheck-suppress useStlAlgorithm
-        if (c == '\0') return false;
-    }
-    return true;
-}
-
-// A port number as a sentinel sends it: 1..5 decimal digits, value 1..65535.
-bool parse_port(std::string_view text, std::uint16_t& port) noexcept {
-    if (text.empty() || text.size() > 5) return false;
-    std::uint32_t value = 0;
-    for (const char c : text) {
-        if (c < '0' || c > '9') return false;
-        value = value * 10U + static_cast<std::uint32_t>(c - '0');
-    }
-    if (value == 0 || value > 65535U) return false;
-    port = static_cast<std::uint16_t>(value);
-    return true;
-}
 
 // Failures of a master candidate that may pass while a failover goes on: ask the sentinels again.
 bool passing(Status s) noexcept {
@@ -48,11 +27,6 @@ bool passing(Status s) noexcept {
     }
 }
 
-// Whether a round trip's status means no reply came (the link failed or timed out).
-bool lost(Status s) noexcept {
-    return s == Status::timeout || s == Status::closed || s == Status::io_error;
-}
-
 }  // namespace
 
 Sentinel::Sentinel(std::string_view master_name) noexcept : Router(&on_connect, &on_command) {
@@ -66,10 +40,7 @@ bool Sentinel::add(std::string_view host, std::uint16_t port) noexcept {
 }
 
 bool Sentinel::set_master_name(std::string_view name) noexcept {
-    if (!valid_name(name)) return false;
-    for (std::size_t i = 0; i < name.size(); ++i)
-        name_[i] = name[i];
-    name_[name.size()] = '\0';
+    if (!Node::copy(name, name_)) return false;
     name_len_ = static_cast<std::uint8_t>(name.size());
     return true;
 }
@@ -86,7 +57,7 @@ Status Sentinel::parse_master_addr(const resp::Reply& reply, Node& out) noexcept
     const resp::Value& port = reply.values[2];
     std::uint16_t number = 0;
     if (!host.is(resp::Type::bulk_string) || !port.is(resp::Type::bulk_string) ||
-        !parse_port(port.text(), number) || !out.set(host.text(), number)) {
+        !detail::parse_port(port.text(), number) || !out.set(host.text(), number)) {
         return Status::protocol_error;
     }
     return Status::ok;
@@ -121,9 +92,8 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
         bool spoke = false;  // the sentinel answered (whatever it said)
         if (s == Status::ok) {
             resp::Reply reply;
-            s = conn.send(args, 3, deadline);
-            if (s == Status::ok) s = conn.receive(reply, deadline);
-            spoke = !lost(s);
+            s = round_trip(conn, args, 3, reply, deadline);
+            spoke = !detail::reply_lost(s);
             if (spoke && reply.count != 0) s = parse_master_addr(reply, found);
             conn.close();
             if (s == Status::ok) {
@@ -154,8 +124,7 @@ Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) 
     if (s != Status::ok) return s;
     const std::string_view role[1] = {"ROLE"sv};
     resp::Reply reply;
-    s = conn.send(role, 1, deadline);
-    if (s == Status::ok) s = conn.receive(reply, deadline);
+    s = round_trip(conn, role, 1, reply, deadline);
     if (s == Status::ok) s = parse_role(reply);
     if (s != Status::ok) conn.close();
     return s;
@@ -196,8 +165,7 @@ Status Sentinel::on_connect(Router& router, Connection& conn, Deadline deadline)
 Status Sentinel::on_command(Router& /*router*/, Connection& conn, const std::string_view* args,
                             std::size_t count, resp::Reply& reply, Deadline deadline) noexcept {
     for (unsigned sends = 0;; ++sends) {
-        Status s = conn.send(args, count, deadline);
-        if (s == Status::ok) s = conn.receive(reply, deadline);
+        const Status s = round_trip(conn, args, count, reply, deadline);
         // -READONLY: the node is a replica now and refused the write; the next send() resolves
         // the master again.
         if (s != Status::read_only || sends == RESPLOCK_MAX_REDIRECTS ||

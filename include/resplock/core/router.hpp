@@ -25,16 +25,24 @@ struct Node {
     // Copies host (no NUL inside, 1..RESPLOCK_MAX_HOST_LEN bytes) and port (non-zero). Returns
     // false, leaving the node unchanged, for anything else.
     bool set(std::string_view name, std::uint16_t number) noexcept {
-        if (name.empty() || name.size() > RESPLOCK_MAX_HOST_LEN || number == 0) return false;
+        if (number == 0 || !copy(name, host)) return false;
+        port = number;
+        return true;
+    }
+
+    // Copies `name` into `to` (RESPLOCK_MAX_HOST_LEN + 1 bytes), NUL-terminated, when it is
+    // 1..RESPLOCK_MAX_HOST_LEN bytes without NUL; returns false, writing nothing, otherwise.
+    // Also for other names a router keeps (a Sentinel's master name).
+    static bool copy(std::string_view name, char* to) noexcept {
+        if (name.empty() || name.size() > RESPLOCK_MAX_HOST_LEN) return false;
         // A loop, not std::any_of: less flash on a Cortex-M.
         for (const char c : name) {
             // cppcheck-suppress useStlAlgorithm
             if (c == '\0') return false;
         }
         for (std::size_t i = 0; i < name.size(); ++i)
-            host[i] = name[i];
-        host[name.size()] = '\0';
-        port = number;
+            to[i] = name[i];
+        to[name.size()] = '\0';
         return true;
     }
 };
@@ -78,6 +86,14 @@ class Router {
     static Status dial(Connection& conn, const char* host, std::uint16_t port,
                        Deadline deadline) noexcept {
         return conn.dial(host, port, deadline);
+    }
+
+    // One request and its reply on conn as it is (send() then receive()): never through the
+    // router again.
+    static Status round_trip(Connection& conn, const std::string_view* args, std::size_t count,
+                             resp::Reply& reply, Deadline deadline) noexcept {
+        const Status s = conn.send(args, count, deadline);
+        return s != Status::ok ? s : conn.receive(reply, deadline);
     }
 
   private:

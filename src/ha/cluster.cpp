@@ -85,9 +85,9 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
             // either, so that the next command goes back to the remembered node.
             static constexpr std::string_view asking[1] = {"ASKING"sv};
             s = open(conn, ask.host, ask.port, deadline);
-            if (s == Status::ok) s = round_trip(conn, asking, 1, reply, deadline);
+            if (s == Status::ok) s = exchange(conn, asking, 1, reply, deadline);
             if (s == Status::ok && !reply.top().equals("OK"sv)) s = Status::protocol_error;
-            if (s == Status::ok) s = round_trip(conn, args, count, reply, deadline);
+            if (s == Status::ok) s = exchange(conn, args, count, reply, deadline);
             ask.port = 0;
             conn.close();
         } else {

@@ -92,7 +92,7 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
         bool spoke = false;  // the sentinel answered (whatever it said)
         if (s == Status::ok) {
             resp::Reply reply;
-            s = round_trip(conn, args, 3, reply, deadline);
+            s = exchange(conn, args, 3, reply, deadline);
             spoke = !detail::reply_lost(s);
             if (spoke && reply.count != 0) s = parse_master_addr(reply, found);
             conn.close();
@@ -124,7 +124,7 @@ Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) 
     if (s != Status::ok) return s;
     const std::string_view role[1] = {"ROLE"sv};
     resp::Reply reply;
-    s = round_trip(conn, role, 1, reply, deadline);
+    s = exchange(conn, role, 1, reply, deadline);
     if (s == Status::ok) s = parse_role(reply);
     if (s != Status::ok) conn.close();
     return s;
@@ -133,11 +133,7 @@ Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) 
 Status Sentinel::on_connect(Router& router, Connection& conn, Deadline deadline) noexcept {
     // The Router is this Sentinel: only Sentinel's constructor passes these functions.
     auto& self = static_cast<Sentinel&>(router);  // NOLINT(*-static-cast-downcast)
-    // send() inside a resolution may find the fresh link already closed and try to connect
-    // again: that attempt fails here instead of nesting.
-    if (self.connecting_) return Status::closed;
     if (self.name_len_ == 0 || self.count_ == 0) return Status::invalid_argument;
-    self.connecting_ = true;
     const resplock_port_t& port = conn.port();
     bool saw_replica = false;
     Status s = Status::timeout;
@@ -158,7 +154,6 @@ Status Sentinel::on_connect(Router& router, Connection& conn, Deadline deadline)
         if (deadline.remaining(port) == 0) break;
     }
     if (s != Status::ok && saw_replica && passing(s)) s = Status::read_only;
-    self.connecting_ = false;
     return s;
 }
 

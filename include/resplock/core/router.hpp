@@ -88,8 +88,16 @@ class Router {
         return conn.dial(host, port, deadline);
     }
 
-    // One request and its reply on conn as it is (send() then receive()): never through the
-    // router again.
+    // One request and its reply on the node conn is connected to now, right after open() or
+    // dial(): no look at the idle link first, so never a reconnect (which would come back to
+    // this router's connect).
+    static Status exchange(Connection& conn, const std::string_view* args, std::size_t count,
+                           resp::Reply& reply, Deadline deadline) noexcept {
+        const Status s = conn.transmit(args, count, deadline);
+        return s != Status::ok ? s : conn.receive(reply, deadline);
+    }
+    // One request and its reply as send() then receive(): connects first (this router's
+    // connect) when the link is down, but never follows a redirection.
     static Status round_trip(Connection& conn, const std::string_view* args, std::size_t count,
                              resp::Reply& reply, Deadline deadline) noexcept {
         const Status s = conn.send(args, count, deadline);

@@ -100,7 +100,6 @@ class Sentinel final : public Router {
     std::uint8_t tried_ = 0;
     bool unknown_ = false;
     bool resolved_ = false;
-    bool connecting_ = false;  // a connect in progress: a nested one (from send()) fails
 };
 
 }  // namespace resplock

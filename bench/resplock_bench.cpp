@@ -75,6 +75,7 @@ constexpr const char* kCycleKey = "bench:k:100000000001";
 constexpr std::uint32_t kCycleTtlMs = 30000;
 constexpr int kWarmupCycles = 200;
 constexpr const char* kHandoffKey = "bench:handoff";
+constexpr const char* kIdleFairKey = "bench:idle-fair";
 constexpr std::uint32_t kHandoffTtlMs = 10000;  // far beyond any hold: no lock ever expires
 constexpr std::uint32_t kPollSleepMs = 100;     // redis-py Lock's default `sleep`
 
@@ -593,6 +594,10 @@ constexpr const char* kUsage =
     "  idle_rtt PORT COUNT GAP_US                            PING round trips after a sleep\n"
     "  (worker ...: started by handoff)";
 
+// The round trip a hand-off pays, for a client that was asleep (a PING after GAP_US), and next
+// to it, interleaved, the fair lock's release on the same idle server with nobody queued: from
+// the start of the send of its request to the return of release(), the same stamp as the
+// hand-off's. A hand-off carries that script round trip (the lock changes hands inside it).
 int idle_rtt_mode(int argc, char** argv) {
     if (argc != 5) fail("usage: idle_rtt PORT COUNT GAP_US");
     const auto port = static_cast<std::uint16_t>(parse_long(argv[2], "port"));
@@ -600,17 +605,29 @@ int idle_rtt_mode(int argc, char** argv) {
     const long gap_us = parse_long(argv[4], "gap");
     if (count == 0) fail("idle_rtt: count must be positive");
     RawClient client(port);
+    FairClient fair(port, kIdleFairKey, true);
+    if (fair.conn.connect(resplock::Deadline::after(fair.port, 2000)) != Status::ok) {
+        fail("idle_rtt: cannot connect");
+    }
     const std::string ping = RawClient::encode({"PING"});
-    std::vector<double> us;
+    std::vector<double> us, release_us;
     for (long i = 0; i < count; ++i) {
         sleep_ns(std::int64_t{gap_us} * 1000);
         const std::int64_t start = now_ns();
         if (!client.round_trip(ping, "+PONG\r\n")) fail("idle_rtt: PING failed");
         us.push_back(static_cast<double>(now_ns() - start) / 1000.0);
+        if (fair.lock.try_acquire(kHandoffTtlMs, 0) != Status::ok) fail("idle_rtt: fair acquire");
+        sleep_ns(std::int64_t{gap_us} * 1000);
+        g_send_stamp.armed = true;
+        if (fair.lock.release() != Status::ok) fail("idle_rtt: fair release failed");
+        if (g_send_stamp.armed) fail("idle_rtt: the release sent no request");
+        release_us.push_back(static_cast<double>(now_ns() - g_send_stamp.at_ns) / 1000.0);
     }
     std::sort(us.begin(), us.end());
+    std::sort(release_us.begin(), release_us.end());
     std::printf("pings %ld\n", count);
     std::printf("median_us %.1f\n", us[us.size() / 2]);
+    std::printf("fair_release_median_us %.1f\n", release_us[release_us.size() / 2]);
     return 0;
 }
 

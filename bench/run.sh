@@ -14,7 +14,10 @@
 # Timings and ratios are reported, never checked: they depend on the machine and on whatever else
 # runs on it. The hand-off part runs backoff, poll, wake and the fair lock (FairLock), then, for
 # backoff, wake and fair, a spread case: processes that try again at once after each release,
-# the most and the fewest acquisitions of one process, next to the fair lock's targets.
+# the most and the fewest acquisitions of one process, next to the fair lock's targets. What
+# bounds the missed goals is printed with them: the floor client's instructions and ours by layer
+# (part 2); the fair release script's round trip on the idle server and the server's own time per
+# fair script call during the hand-off cases (part 3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -188,7 +191,7 @@ done
 # ---- 2. user-space instructions per cycle (callgrind), start-up subtracted ----
 part="2/5 instructions per cycle"
 echo "$part: callgrind, $cg_short and $cg_long cycles ..."
-for client in ours hiredis; do
+for client in ours hiredis raw; do
     for n in "$cg_short" "$cg_long"; do
         out=$build/callgrind.$client.$n
         valgrind --tool=callgrind --callgrind-out-file="$out.out" \
@@ -207,11 +210,17 @@ part="3/5 hand-off"
 echo "$part: backoff, poll, wake, fair; K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
 for strategy in backoff poll wake fair; do
     for k in 2 4 8; do
+        cli CONFIG RESETSTAT >/dev/null
         out=$("$bench" handoff "$strategy" "$port" "$k" "$hold_ms" "$handoff_s") ||
             fail "resplock_bench handoff $strategy with $k processes failed"
         while read -r name val; do
             record "handoff.$strategy.k$k.$name" "$val" -
         done <<<"$out"
+        # The server's own time per script call (the fair lock's attempts and hand-offs).
+        if [ "$strategy" = fair ]; then
+            record "handoff.fair.k$k.server_us_per_script" "$(echo "$(server_usec evalsha)" \
+                "$(server_calls evalsha)" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" us
+        fi
     done
 done
 

@@ -149,19 +149,32 @@ struct Harness {
         FUZZ_CHECK(remaining <= span(lease.ttl) - elapsed);
     }
 
-    // Servers whose log has an exchange matching `request` whose reply is exactly `reply`.
-    template <typename Match>
-    std::size_t servers_with(Match request, std::string_view reply) const {
+    // Servers whose log has an exchange matching `request` whose reply satisfies `answer`.
+    template <typename Match, typename Answer>
+    std::size_t servers_where(Match request, Answer answer) const {
         std::size_t count = 0;
         for (std::size_t i = 0; i < n; ++i) {
             for (const Exchange& e : wires[i].log) {
-                if (request(fuzz::arguments(e.request)) && e.reply == reply) {
+                if (request(fuzz::arguments(e.request)) && answer(e.reply)) {
                     ++count;
                     break;
                 }
             }
         }
         return count;
+    }
+    // ... whose reply is exactly `reply`.
+    template <typename Match>
+    std::size_t servers_with(Match request, std::string_view reply) const {
+        return servers_where(request, [reply](const std::string& r) { return r == reply; });
+    }
+    // ... whose reply is the integer `value`, however it is spelled (":01" is 1 to the parser).
+    template <typename Match>
+    std::size_t servers_with(Match request, long long value) const {
+        return servers_where(request, [value](const std::string& r) {
+            long long v = 0;
+            return fuzz::integer_reply(r, &v) && v == value;
+        });
     }
 
     bool set_request(const std::vector<std::string>& a, std::uint32_t ttl) const {
@@ -297,14 +310,14 @@ struct Harness {
                     const auto this_release = [&](const std::vector<std::string>& a) {
                         return owner_request(a, 3, key) && a[4] == token;
                     };
-                    // Exact answers (another WRONGTYPE text would count as not_owner too).
-                    const std::size_t deleted = servers_with(this_release, ":1\r\n");
+                    // The answers by value (another WRONGTYPE text would count as not_owner too).
+                    const std::size_t deleted = servers_with(this_release, 1);
                     const std::size_t other =
-                        servers_with(this_release, ":-1\r\n") +
+                        servers_with(this_release, -1) +
                         servers_with(this_release,
                                      "-WRONGTYPE Operation against a key holding the wrong kind "
                                      "of value\r\n");
-                    const std::size_t gone = servers_with(this_release, ":0\r\n");
+                    const std::size_t gone = servers_with(this_release, 0);
                     if (one_of(s, {Status::ok, Status::not_owner, Status::expired})) {
                         // A majority answered; the token is forgotten.
                         FUZZ_CHECK(lock.token().empty());
@@ -337,7 +350,7 @@ struct Harness {
                                a[5] == std::to_string(ttl);
                     };
                     if (s == Status::ok) {
-                        const std::size_t exact = servers_with(this_extend, ":1\r\n");
+                        const std::size_t exact = servers_with(this_extend, 1);
                         FUZZ_CHECK(exact >= quorum() && lock.granted() == exact);
                         FUZZ_CHECK(lock.remaining_ms() <= span(ttl) - elapsed());
                         lease = {true, ttl, start};

@@ -591,7 +591,7 @@ constexpr const char* kUsage =
     "  cycle ours|hiredis|raw PORT CYCLES                    uncontended acquire + release\n"
     "  handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]\n"
     "                                                        contended hand-off\n"
-    "  idle_rtt PORT COUNT GAP_US                            PING round trips after a sleep\n"
+    "  idle_rtt PORT COUNT GAP_US                            PING, fair release after a sleep\n"
     "  (worker ...: started by handoff)";
 
 // The round trip a hand-off pays, for a client that was asleep (a PING after GAP_US), and next

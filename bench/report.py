@@ -26,7 +26,7 @@ HANDOFF_FIGURES = ("acquisitions", "exclusion_overlaps", "max_holders", "acq_per
                    "same_process_reacquires", "handoff_median_ms", "handoff_p99_ms",
                    "requests_per_acq", "set_per_acq", "pttl_per_acq", "script_per_acq",
                    "blpop_per_acq", "acquire_requests_per_acq", "worker_acq_min",
-                   "worker_acq_max")
+                   "worker_acq_max", "server_us_per_script")
 LIBRARIES = ("resplock", "resplock_posix", "hiredis")
 
 
@@ -46,7 +46,6 @@ def expected(v):
     for s in STRATEGIES:
         for k in PROCESSES:
             names += [("3/5 hand-off", f"handoff.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]
-    names += [("3/5 hand-off", f"handoff.fair.k{k}.server_us_per_script") for k in PROCESSES]
     for s in SPREAD_STRATEGIES:
         for k in PROCESSES:
             names += [("3/5 hand-off", f"spread.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]

@@ -434,11 +434,17 @@ int worker_mode(int argc, char** argv) {
     return 0;
 }
 
-// `calls` of one command in INFO commandstats text (0 if it never ran).
-long command_calls(const std::string& info, const char* command) {
-    const std::string tag = std::string("cmdstat_") + command + ":calls=";
-    const std::size_t at = info.find(tag);
+// One field (`calls`, or `usec`: the server's own time) of one command in INFO commandstats
+// text (0 if it never ran). Each command's line reads "cmdstat_NAME:calls=N,usec=N,...".
+long command_stat(const std::string& info, const char* command, const char* field) {
+    const std::size_t line = info.find(std::string("cmdstat_") + command + ":");
+    if (line == std::string::npos) return 0;
+    const std::string tag = std::string(field) + "=";
+    const std::size_t at = info.find(tag, line);
     return at == std::string::npos ? 0 : std::atol(info.c_str() + at + tag.size());
+}
+long command_calls(const std::string& info, const char* command) {
+    return command_stat(info, command, "calls");
 }
 
 double percentile(std::vector<double> v, double p) {
@@ -574,6 +580,12 @@ int handoff_mode(int argc, char** argv) {
     std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
     std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
     std::printf("blpop_per_acq %.2f\n", static_cast<double>(blpops) / n);
+    // The server's own time per script call (attempts, hand-offs and releases alike).
+    const long script_usec =
+        command_stat(info, "evalsha", "usec") + command_stat(info, "eval", "usec");
+    std::printf(
+        "server_us_per_script %.2f\n",
+        scripts > 0 ? static_cast<double>(script_usec) / static_cast<double>(scripts) : 0.0);
     // Each acquisition is released once: the requests of the acquisition itself are the rest.
     std::printf("acquire_requests_per_acq %.2f\n",
                 static_cast<double>(sets + pttls + scripts + blpops) / n - 1.0);

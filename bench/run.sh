@@ -210,17 +210,11 @@ part="3/5 hand-off"
 echo "$part: backoff, poll, wake, fair; K = 2, 4, 8 processes, hold $hold_ms ms, $handoff_s s each ..."
 for strategy in backoff poll wake fair; do
     for k in 2 4 8; do
-        cli CONFIG RESETSTAT >/dev/null
         out=$("$bench" handoff "$strategy" "$port" "$k" "$hold_ms" "$handoff_s") ||
             fail "resplock_bench handoff $strategy with $k processes failed"
         while read -r name val; do
             record "handoff.$strategy.k$k.$name" "$val" -
         done <<<"$out"
-        # The server's own time per script call (the fair lock's attempts and hand-offs).
-        if [ "$strategy" = fair ]; then
-            record "handoff.fair.k$k.server_us_per_script" "$(echo "$(server_usec evalsha)" \
-                "$(server_calls evalsha)" | awk '$2 > 0 { printf "%.2f", $1 / $2 }')" us
-        fi
     done
 done
 

@@ -22,7 +22,7 @@ namespace resplock::detail {
 constexpr std::uint32_t status_bit(Status s) noexcept {
     return std::uint32_t{1} << static_cast<unsigned>(s);
 }
-static_assert(static_cast<unsigned>(Status::not_replicated) < 32, "every status fits a 32-bit set");
+static_assert(static_cast<unsigned>(Status::try_again) < 32, "every status fits a 32-bit set");
 inline bool in(Status s, std::uint32_t set) noexcept {
     return ((set >> static_cast<unsigned>(s)) & 1U) != 0;
 }

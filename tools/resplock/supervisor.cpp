@@ -72,7 +72,7 @@ int child_exit_code(int status) {
 
 // How COMMAND ended, in words, for the messages that replace its status by 70.
 struct CommandEnd {
-    char text[40];
+    char text[40] = "";
     explicit CommandEnd(int status) {
         if (WIFSIGNALED(status)) {
             (void)std::snprintf(text, sizeof text, "died of signal %d", WTERMSIG(status));

@@ -97,7 +97,7 @@ SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 # Target 4096 B, not met (docs/footprint.md); SIZE_CHECK fails only above FIRMWARE_CEILING, a
 # guard against growth.
 FIRMWARE_TARGET := 4096
-FIRMWARE_CEILING := 5120
+FIRMWARE_CEILING := 5376
 SIZE_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_c_api
 SIZE_CC ?= arm-none-eabi-gcc
 SIZE_AR ?= arm-none-eabi-ar

@@ -1,5 +1,5 @@
-/* The Sentinel router's C API from a C program, against a master, a replica and a sentinel
- * started by `with_redis --sentinel` (REDIS_SENTINEL_PORT, REDIS_SENTINEL_MASTER). */
+/* The Sentinel router's C API from a C program, against a master, two replicas and three
+ * sentinels started by `with_redis --sentinel` (REDIS_SENTINEL_PORT, REDIS_SENTINEL_MASTER). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -554,7 +554,7 @@ TEST(observer_client_name_owner_label_and_renewer_events_no_heap) {
 }
 
 TEST(sentinel_resolution_no_heap) {
-    support::SentinelTopology topology(1);
+    support::SentinelTopology topology;
     REQUIRE(topology.ok());
     const std::uint16_t dead = support::free_port();
     const std::uint16_t sentinel_port = topology.sentinel_port(0);

@@ -1,9 +1,9 @@
-// Redis Sentinel with real processes: a master, a replica and sentinels on 127.0.0.1. The library
-// and the tool find the master through the sentinels and lock on it; a forced failover
-// (SENTINEL FAILOVER) in the middle of a `resplock run` keeps its lock (the renewals follow the
-// new master) and a lock taken before it is released after it; unreachable sentinels and an
-// unknown master name fail with exit 69 and a message naming them; a dead first sentinel is
-// skipped.
+// Redis Sentinel with real processes on 127.0.0.1, deployed the standard way: a master, two
+// replicas and three sentinels (quorum 2). The library and the tool find the master through the
+// sentinels and lock on it; a forced failover (SENTINEL FAILOVER) in the middle of a
+// `resplock run` keeps its lock (the renewals follow the new master) and a lock taken before it is
+// released after it; unreachable sentinels and an unknown master name fail with exit 69 and a
+// message naming them; a dead first sentinel is skipped.
 #include <unistd.h>
 
 #include <chrono>
@@ -28,6 +28,7 @@
 
 namespace {
 
+using support::RedisServer;
 using support::Result;
 using support::SentinelTopology;
 using support::wait_until;
@@ -71,7 +72,7 @@ struct ScratchDir {
 
 // The topology shared by the tests that do not fail over.
 SentinelTopology& shared() {
-    static SentinelTopology t(2);
+    static SentinelTopology t;
     return t;
 }
 
@@ -81,8 +82,8 @@ TEST(library_resolves_the_master_and_locks_on_it) {
     SentinelTopology& t = shared();
     REQUIRE(t.ok());
     resplock::Sentinel sentinel(t.name());
-    REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(0)));
-    REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(1)));
+    for (std::size_t i = 0; i < t.sentinels(); ++i)
+        REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(i)));
     resplock_posix_t ctx;
     const resplock_port_t port = support::posix_port(ctx);
     resplock::ConnectionConfig config;
@@ -155,8 +156,9 @@ TEST(an_unknown_master_name_exits_69_naming_it) {
 }
 
 TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
-    SentinelTopology t(1);
+    SentinelTopology t;
     REQUIRE(t.ok());
+    RedisServer& former = t.master();
     // A lock taken before the failover, released after it.
     const Result a = cli({"--url", t.url(), "--ttl", "120000", "acquire", "sentinel:before"});
     if (a.code != 0) std::printf("      acquire stderr: %s\n", a.err.c_str());
@@ -169,22 +171,33 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "--url", t.url(), "--ttl", "45000", "run", "sentinel:run",
                        "--", "sh", "-c", "while [ ! -e '" + done + "' ]; do sleep 0.1; done"}));
-    REQUIRE(wait_until([&] { return !t.master().cli({"GET", "sentinel:run"}).empty(); }, 10));
-    const std::string run_token = t.master().cli({"GET", "sentinel:run"});
-    // Both keys on the replica before it takes over.
-    CHECK_EQ(t.master().cli({"WAIT", "1", "5000"}), "1");
-    REQUIRE(wait_until([&] { return t.replica().cli({"GET", "sentinel:run"}) == run_token; }, 5));
+    if (!wait_until([&] { return !former.cli({"GET", "sentinel:run"}).empty(); }, 10)) {
+        std::printf("      run stderr: %s\n", run.wait(1).err.c_str());
+        REQUIRE(false);
+    }
+    const std::string run_token = former.cli({"GET", "sentinel:run"});
+    // Both keys on both replicas before one of them takes over.
+    CHECK_EQ(former.cli({"WAIT", "2", "5000"}), "2");
+    for (std::size_t i = 0; i < t.replicas(); ++i) {
+        REQUIRE(wait_until(
+            [&] {
+                return t.replica(i).cli({"GET", "sentinel:run"}) == run_token;
+            },
+            5));
+    }
     const auto t0 = std::chrono::steady_clock::now();
     REQUIRE(t.failover());
     std::printf("      failover took %.1f s\n", support::seconds_since(t0));
-    // The replica is the master now; the run's next renewals must reach it (the former master
-    // is made a replica by the sentinel a few seconds later, which closes the run's connection).
+    RedisServer& promoted = t.master();
+    REQUIRE(&promoted != &former);
+    // A replica is the master now; the run's next renewals must reach it (the former master is
+    // made a replica by the sentinels a few seconds later, which closes the run's connection).
     // A renewal shows as the key's TTL going up again.
-    long last = std::atol(t.replica().cli({"PTTL", "sentinel:run"}).c_str());
+    long last = std::atol(promoted.cli({"PTTL", "sentinel:run"}).c_str());
     CHECK(last > 0);
     const bool renewed = wait_until(
         [&] {
-            const long now = std::atol(t.replica().cli({"PTTL", "sentinel:run"}).c_str());
+            const long now = std::atol(promoted.cli({"PTTL", "sentinel:run"}).c_str());
             const bool up = now > last + 1000;
             last = now;
             return up;
@@ -193,17 +206,17 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     CHECK(renewed);
     std::printf("      renewal on the new master %.1f s after the failover began\n",
                 support::seconds_since(t0));
-    CHECK_EQ(t.replica().cli({"GET", "sentinel:run"}), run_token);
+    CHECK_EQ(promoted.cli({"GET", "sentinel:run"}), run_token);
     // COMMAND ends: the run exits 0 (its lock held throughout) and releases on the new master.
     std::FILE* f = std::fopen(done.c_str(), "w");
     if (f != nullptr) std::fclose(f);
     const Result r = run.wait(150);  // counted from the start of the run
     CHECK_EQ(r.code, 0);
     if (r.code != 0) std::printf("      run stderr: %s\n", r.err.c_str());
-    CHECK_EQ(t.replica().cli({"EXISTS", "sentinel:run"}), "0");
+    CHECK_EQ(promoted.cli({"EXISTS", "sentinel:run"}), "0");
     // The lock taken before the failover: released through the new master.
     const Result rel = cli({"--url", t.url(), "release", "sentinel:before", token});
     CHECK_EQ(rel.code, 0);
     if (rel.code != 0) std::printf("      release stderr: %s\n", rel.err.c_str());
-    CHECK_EQ(t.replica().cli({"EXISTS", "sentinel:before"}), "0");
+    CHECK_EQ(promoted.cli({"EXISTS", "sentinel:before"}), "0");
 }

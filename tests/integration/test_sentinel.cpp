@@ -6,6 +6,7 @@
 // message naming them; a dead first sentinel is skipped.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ha/sentinel.hpp"
+#include "sentinel_client.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -76,7 +78,71 @@ SentinelTopology& shared() {
     return t;
 }
 
+// How many replicas the server's ROLE lists (-1 if it is not a master). redis-cli prints the
+// reply one element a line: "master", the offset, then host, port and offset of each replica.
+int role_replicas(RedisServer& server) {
+    const std::string out = server.cli({"ROLE"});
+    if (out.rfind("master\n", 0) != 0) return -1;
+    const long lines = std::count(out.begin(), out.end(), '\n') + 1;
+    return static_cast<int>((lines - 2) / 3);
+}
+
+// Through the sentinels of `t`: the library's Lock acquires, extends and releases on the master;
+// the tool's acquire, status, release and `run KEY -- true` exit 0.
+void locks_through(SentinelTopology& t, const std::string& key) {
+    support::SentinelClient client(t);
+    REQUIRE(client.added);
+    resplock::Lock lock(client.conn, key);
+    const resplock::Status acquired = lock.acquire(10000);
+    CHECK_EQ(acquired, resplock::Status::ok);
+    if (acquired == resplock::Status::ok) {
+        CHECK_EQ(client.sentinel.master().port, t.master().port());
+        CHECK_EQ(t.master().cli({"GET", key}), std::string(lock.token()));
+        CHECK_EQ(lock.extend(10000), resplock::Status::ok);
+        CHECK_EQ(lock.release(), resplock::Status::ok);
+        CHECK_EQ(t.master().cli({"EXISTS", key}), "0");
+    }
+
+    const Result a = cli({"--url", t.url(), "acquire", key});
+    CHECK_EQ(a.code, 0);
+    if (a.code != 0) std::printf("      acquire stderr: %s", a.err.c_str());
+    if (a.code == 0) {
+        CHECK_EQ(t.master().cli({"GET", key}), trimmed(a.out));
+        CHECK_EQ(cli({"--url", t.url(), "release", key, trimmed(a.out)}).code, 0);
+    }
+    // status of a key set on the master directly.
+    REQUIRE_EQ(t.master().cli({"SET", key, "0123456789abcdef0123456789abcdef", "PX", "10000"}),
+               "OK");
+    const Result s = cli({"--url", t.url(), "status", key});
+    CHECK_EQ(s.code, 0);
+    if (s.code != 0) std::printf("      status stderr: %s", s.err.c_str());
+    CHECK(contains(s.out, "held"));
+    REQUIRE_EQ(t.master().cli({"DEL", key}), "1");
+    const Result r = cli({"--url", t.url(), "run", key, "--", "true"});
+    CHECK_EQ(r.code, 0);
+    if (r.code != 0) std::printf("      run stderr: %s", r.err.c_str());
+    CHECK_EQ(t.master().cli({"EXISTS", key}), "0");
+}
+
 }  // namespace
+
+// The ROLE reply of a master with two replicas holds 12 values (4, plus 4 per replica): the
+// standard deployment's master must be confirmed however long that reply is.
+TEST(a_master_with_two_replicas_is_confirmed_and_locked_on) {
+    SentinelTopology& t = shared();
+    REQUIRE(t.ok());
+    REQUIRE_EQ(role_replicas(t.master()), 2);
+    locks_through(t, "sentinel:two-replicas");
+}
+
+// Five replicas: a ROLE reply of 24 values (about 250 bytes).
+TEST(a_master_with_five_replicas_is_confirmed_and_locked_on) {
+    SentinelTopology t;
+    REQUIRE(t.ok());
+    REQUIRE(t.add_replicas(3));
+    REQUIRE_EQ(role_replicas(t.master()), 5);
+    locks_through(t, "sentinel:five-replicas");
+}
 
 TEST(library_resolves_the_master_and_locks_on_it) {
     SentinelTopology& t = shared();

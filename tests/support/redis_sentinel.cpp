@@ -111,8 +111,11 @@ bool SentinelTopology::start_replica() {
     return true;
 }
 
-bool SentinelTopology::add_replica(double timeout_s) {
-    return start_replica() && wait_settled(timeout_s);
+bool SentinelTopology::add_replicas(std::size_t count, double timeout_s) {
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!start_replica()) return false;
+    }
+    return wait_settled(timeout_s);
 }
 
 bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {

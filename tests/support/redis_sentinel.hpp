@@ -54,9 +54,10 @@ class SentinelTopology {
     // Waits (up to timeout_s) until settled().
     bool wait_settled(double timeout_s = 30) const;
 
-    // Starts one more replica of master() (link up within 10 s) and waits (up to timeout_s) until
-    // settled() again.
-    bool add_replica(double timeout_s = 30);
+    // Starts `count` more replicas of master() (each link up within 10 s) and waits (up to
+    // timeout_s: the sentinels find new replicas in the master's INFO, which they read every 10 s)
+    // until settled() again.
+    bool add_replicas(std::size_t count, double timeout_s = 30);
 
     // SENTINEL FAILOVER through sentinel 0, once settled() (again while it answers
     // NOGOODSLAVE); true once it answered OK. Does not wait for the failover to happen.

@@ -67,6 +67,24 @@ Status Lock::keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at
     return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
 }
 
+Status Lock::settle(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    const Deadline deadline = Deadline::after(sent_at, wait_ms);
+    Status s = replicate_ != nullptr ? replicate_(*this, deadline) : Status::ok;
+    if (s == Status::ok) s = conn_.confirm_write(deadline);
+    if (s == Status::ok) return s;
+    if (ttl_ms == 0) {
+        // An acquisition that will not last is not held. Give it back, so that no other party
+        // waits for its TTL; the token stays only if this release failed.
+        (void)release();
+    } else {
+        // The extend ran but may be lost: rely on no more than the validity the lock had before
+        // it, nor than the new TTL.
+        validity_.renewal_unconfirmed(sent_at, ttl_ms);
+    }
+    conn_.close();
+    return s;
+}
+
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     struct Attempt {
         Lock& lock;
@@ -95,8 +113,8 @@ Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& rep
 }
 
 // The answer of the release/extend request; forgets the token once the lock is known lost.
-Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
-    s = detail::owner_answer(conn_, s, reply);
+Status Lock::owner_result(Status s, const resp::Reply& reply, bool key_only) noexcept {
+    s = detail::owner_answer(conn_, s, reply, key_only);
     if (s == Status::expired || s == Status::not_owner) drop();
     return s;
 }

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "messages.hpp"
+#include "routing.hpp"
 
 namespace resplock_cli {
 
@@ -66,6 +67,7 @@ bool is_error_reply(Status s) {
         case Status::server_busy:
         case Status::out_of_memory:
         case Status::wrong_type:
+        case Status::try_again:
             return true;
         default:
             return false;
@@ -113,13 +115,27 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             (void)std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
                                 t.where);
             return true;
-        case Status::not_replicated:
-            (void)std::snprintf(out, cap,
-                                "only %u of %u replicas acknowledged the write on %s in time "
-                                "(WAIT)",
-                                t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U,
-                                t.replicas, t.where);
+        case Status::not_replicated: {
+            char node[max_host_len + 16];
+            if (t.conn != nullptr) {
+                last_node(*t.conn, t.where, node, sizeof node);
+            } else {
+                (void)std::snprintf(node, sizeof node, "%s", t.where);
+            }
+            const std::uint32_t acked = t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U;
+            if (t.replicas != 0 && acked < t.replicas) {
+                (void)std::snprintf(out, cap,
+                                    "only %u of %u replicas acknowledged the write on %s in time "
+                                    "(WAIT); the lock was given back",
+                                    acked, t.replicas, node);
+            } else {
+                (void)std::snprintf(out, cap,
+                                    "%s, which took the write, is no longer the master the "
+                                    "sentinels name (a failover): the write will not last",
+                                    node);
+            }
             return true;
+        }
         case Status::too_large:
             (void)std::snprintf(out, cap,
                                 "protocol error: reply from %s exceeds the %zu-byte buffer or a "

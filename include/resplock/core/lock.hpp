@@ -186,7 +186,7 @@ class Lock {
     // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                       std::uint32_t wait_ms) noexcept;
-    Status owner_result(Status s, const resp::Reply& reply) noexcept;
+    Status owner_result(Status s, const resp::Reply& reply, bool key_only = true) noexcept;
     // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
     // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
     // labelled form keeps a token of any length up to max_token_len (lock_options.cpp).
@@ -197,17 +197,22 @@ class Lock {
     Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
     void drop() noexcept;
     // After an acquisition (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to
-    // go, that returned s: s, or, when set_replicas() installed the wait and s is ok, what
-    // replicated() answers.
+    // go, that returned s: s, or, when s is ok and the write needs confirming (set_replicas()
+    // installed the WAIT, or the connection has a router), what settle() answers.
     Status confirmed(Status s, std::uint32_t sent_at, std::uint32_t ttl_ms,
                      std::uint32_t wait_ms) noexcept {
-        return s == Status::ok && replicate_ != nullptr
-                   ? replicate_(*this, sent_at, ttl_ms, wait_ms)
+        return s == Status::ok && (replicate_ != nullptr || conn_.config().router != nullptr)
+                   ? settle(sent_at, ttl_ms, wait_ms)
                    : s;
     }
-    // The WAIT and what follows from its answer (replicas.cpp); installed by set_replicas().
-    static Status replicated(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
-                             std::uint32_t wait_ms) noexcept;
+    // The WAIT, then the router's Connection::confirm_write(), inside the deadline of the request
+    // just answered; when either fails, an acquisition is given back and an extend keeps no more
+    // validity than the lock had before it, and the connection is closed, so that the next
+    // command finds its node afresh (a router: the current master).
+    Status settle(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+    // The WAIT on the connection that carried the write (replicas.cpp); installed by
+    // set_replicas().
+    static Status replicated(Lock& lock, Deadline deadline) noexcept;
 
     Connection& conn_;
     char key_[RESPLOCK_MAX_KEY_LEN];
@@ -217,8 +222,7 @@ class Lock {
     Validity validity_;
     // Null unless set_replicas() asked for acknowledgements: a pointer, so that a firmware that
     // never asks links none of it.
-    Status (*replicate_)(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
-                         std::uint32_t wait_ms) noexcept = nullptr;
+    Status (*replicate_)(Lock& lock, Deadline deadline) noexcept = nullptr;
     // Set by set_replicas(), read only once it installed replicate_.
     std::uint8_t replicas_;
     std::uint8_t acknowledged_;

@@ -184,12 +184,12 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
         Status s = dial(conn, self.sentinels_[i].host, self.sentinels_[i].port, share);
         resp::Reply reply;
         if (s == Status::ok) s = exchange(conn, args, 3, reply, share);
-        Node master;
-        if (s == Status::ok) s = parse_master_addr(reply, master);
+        Node named_node;
+        if (s == Status::ok) s = parse_master_addr(reply, named_node);
         conn.close();
         if (s != Status::ok) continue;  // unreachable, or no answer to count
         // A failover moved the master elsewhere: the write dies with the node's demotion.
-        if (!same(master, self.master_)) return Status::not_replicated;
+        if (!same(named_node, self.master_)) return Status::not_replicated;
         ++named;
     }
     return named > self.count_ / 2U ? Status::ok : Status::not_replicated;

@@ -115,21 +115,6 @@ Status Connection::send(const std::string_view* args, std::size_t count,
     return transmit(args, count, deadline);
 }
 
-Status Connection::follow_up(const std::string_view* args, std::size_t count, resp::Reply& reply,
-                             Deadline deadline, bool prefix) noexcept {
-    request_sent_ = false;
-    if (!connected_) {
-        error_reply_ = false;
-        return Status::closed;
-    }
-    const Status s = transmit(args, count, deadline);
-    return s != Status::ok ? s : receive(reply, deadline, prefix);
-}
-
-Status Connection::confirm_write(Deadline deadline) noexcept {
-    return config_.router != nullptr ? config_.router->confirm_write(*this, deadline) : Status::ok;
-}
-
 Status Connection::connect(Deadline deadline) noexcept {
     if (config_.router != nullptr) return config_.router->connect(*this, deadline);
     return open(config_.host, config_.port, deadline);

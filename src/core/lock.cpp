@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/lock_rules.hpp"
+#include "resplock/core/router.hpp"
 
 namespace resplock {
 
@@ -23,6 +24,7 @@ std::size_t lock_buffer_min() noexcept {
 // NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
 // cppcheck-suppress uninitMemberVar
 Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
+    if (const Router* router = conn.config().router) check_ = router->lock_check();
     if (!key.empty() && key.size() <= sizeof key_) {
         std::memcpy(key_, key.data(), key.size());
         key_len_ = key.size();
@@ -65,24 +67,6 @@ Status Lock::keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at
     }
     validity_.start(sent_at, ttl_ms);
     return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
-}
-
-Status Lock::settle(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    const Deadline deadline = Deadline::after(sent_at, wait_ms);
-    Status s = replicate_ != nullptr ? replicate_(*this, deadline) : Status::ok;
-    if (s == Status::ok) s = conn_.confirm_write(deadline);
-    if (s == Status::ok) return s;
-    if (ttl_ms == 0) {
-        // An acquisition that will not last is not held. Give it back, so that no other party
-        // waits for its TTL; the token stays only if this release failed.
-        (void)release();
-    } else {
-        // The extend ran but may be lost: rely on no more than the validity the lock had before
-        // it, nor than the new TTL.
-        validity_.renewal_unconfirmed(sent_at, ttl_ms);
-    }
-    conn_.close();
-    return s;
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {

@@ -22,7 +22,7 @@ namespace resplock::detail {
 constexpr std::uint32_t status_bit(Status s) noexcept {
     return std::uint32_t{1} << static_cast<unsigned>(s);
 }
-static_assert(static_cast<unsigned>(Status::not_replicated) < 32, "every status fits a 32-bit set");
+static_assert(static_cast<unsigned>(Status::try_again) < 32, "every status fits a 32-bit set");
 inline bool in(Status s, std::uint32_t set) noexcept {
     return ((set >> static_cast<unsigned>(s)) & 1U) != 0;
 }
@@ -171,15 +171,16 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
 }
 
 // Whether an acquisition attempt that ended with `s` may be repeated: busy, a status that shows
-// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN), or a
-// write that will not last and was given back (not_replicated: after a failover the next attempt
-// finds the new master).
+// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, a cluster
+// still redirecting: e.g. to a master that died before the cluster noticed), or a write that
+// will not last and was given back (not_replicated: after a failover the next attempt finds the
+// new master).
 inline bool retryable(Status s) noexcept {
     return in(s, status_bit(Status::busy) | status_bit(Status::timeout) |
                      status_bit(Status::closed) | status_bit(Status::io_error) |
                      status_bit(Status::connect_failed) | status_bit(Status::loading) |
                      status_bit(Status::server_busy) | status_bit(Status::try_again) |
-                     status_bit(Status::not_replicated));
+                     status_bit(Status::too_many_redirects) | status_bit(Status::not_replicated));
 }
 
 // What retry() repeats, as plain function pointers over a caller's context.

@@ -1,8 +1,9 @@
-// Replica-acknowledged locks: WAIT after a granted acquisition or extend (Lock::set_replicas).
-// Its own object, reached from the core only through the pointer set_replicas() installs, so a
-// firmware that never asks for acknowledgements links none of it.
+// The write check after a granted acquisition or extend: WAIT for replicas (Lock::set_replicas),
+// then the router's confirmation. Its own object, reached from the core only through the pointer
+// that set_replicas() or a Router installs, so a firmware with neither links none of it.
 #include "core/lock_rules.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/router.hpp"
 
 namespace resplock {
 
@@ -10,11 +11,14 @@ using namespace std::string_view_literals;
 
 Status Lock::set_replicas(std::uint32_t replicas) noexcept {
     if (replicas > max_replicas) return Status::invalid_argument;
-    // A firmware that never calls this keeps replicate_ null: the core then never reads these.
     replicas_ = static_cast<std::uint8_t>(replicas);
     acknowledged_ = 0;
-    replicate_ = replicas != 0 ? &Lock::replicated : nullptr;
+    check_ = replicas != 0 || conn_.config().router != nullptr ? &Lock::settle : nullptr;
     return Status::ok;
+}
+
+Lock::WriteCheck Lock::write_check() noexcept {
+    return &Lock::settle;
 }
 
 namespace {
@@ -52,8 +56,26 @@ Status wait_for(Connection& conn, std::uint8_t replicas, Deadline deadline,
 
 }  // namespace
 
-Status Lock::replicated(Lock& lock, Deadline deadline) noexcept {
-    return wait_for(lock.conn_, lock.replicas_, deadline, lock.acknowledged_);
+Status Lock::settle(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                    std::uint32_t wait_ms) noexcept {
+    // The deadline of the request just answered: the WAIT and the confirmation fit inside it.
+    const Deadline deadline = Deadline::after(sent_at, wait_ms);
+    Status s = lock.replicas_ != 0
+                   ? wait_for(lock.conn_, lock.replicas_, deadline, lock.acknowledged_)
+                   : Status::ok;
+    if (s == Status::ok) s = lock.conn_.confirm_write(deadline);
+    if (s == Status::ok) return s;
+    if (ttl_ms == 0) {
+        // An acquisition that will not last is not held. Give it back, so that no other party
+        // waits for its TTL; the token stays only if this release failed.
+        (void)lock.release();
+    } else {
+        // The extend ran but may be lost: rely on no more than the validity the lock had before
+        // it, nor than the new TTL.
+        lock.validity_.renewal_unconfirmed(sent_at, ttl_ms);
+    }
+    lock.conn_.close();
+    return s;
 }
 
 }  // namespace resplock

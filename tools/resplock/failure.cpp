@@ -112,8 +112,10 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             return true;
         case Status::incomplete:
         case Status::protocol_error:
-            (void)std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
-                                t.where);
+            (void)std::snprintf(
+                out, cap, "protocol error: malformed or unexpected reply from %s%s", t.where,
+                request_may_have_gone(t) ? ""
+                                         : " while setting up the connection (request not sent)");
             return true;
         case Status::not_replicated: {
             char node[max_host_len + 16];
@@ -137,6 +139,14 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             return true;
         }
         case Status::too_large:
+            if (!request_may_have_gone(t)) {
+                (void)std::snprintf(out, cap,
+                                    "protocol error: request not sent to %s: it, or a reply while "
+                                    "setting up the connection, exceeds the %zu-byte buffer or a "
+                                    "parser limit",
+                                    t.where, t.buffer_size);
+                return true;
+            }
             (void)std::snprintf(out, cap,
                                 "protocol error: reply from %s exceeds the %zu-byte buffer or a "
                                 "parser limit",
@@ -202,6 +212,11 @@ bool describe_sentinel(Status s, const Target& t, char* out, std::size_t cap) {
 }
 
 }  // namespace
+
+bool request_may_have_gone(const Target& t) {
+    if (t.conn != nullptr) return t.conn->request_sent();
+    return t.set_ups == nullptr || t.set_ups->load() != 0;
+}
 
 int exit_for(Status s, const Target& t) {
     if (refused_in_script(s, t)) return exit_denied;

@@ -119,13 +119,22 @@ class Connection {
     // statuses, too_large / invalid_argument as send(), or closed with request_sent() false when
     // that link is gone (closed since, or never opened).
     Status follow_up(const std::string_view* args, std::size_t count, resp::Reply& reply,
-                     Deadline deadline, bool prefix = false) noexcept;
+                     Deadline deadline, bool prefix = false) noexcept {
+        request_sent_ = false;
+        if (!connected_) {
+            error_reply_ = false;
+            return Status::closed;
+        }
+        const Status s = transmit(args, count, deadline);
+        return s != Status::ok ? s : receive(reply, deadline, prefix);
+    }
 
     // After a write this connection carried and the server granted (a lock taken or renewed):
     // whether the node that took it is still the one the router writes to, before `deadline`.
     // ok without a router, or when the router has no such check (a Cluster); a Sentinel asks
     // the sentinels (see "resplock/ha/sentinel.hpp") and returns not_replicated when they name
-    // another master or cannot tell: the write will not last.
+    // another master or cannot tell: the write will not last. Defined in
+    // "resplock/core/router.hpp".
     Status confirm_write(Deadline deadline) noexcept;
 
     // command() with a deadline of config().timeout_ms from now.

@@ -12,6 +12,7 @@
 
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/core/status.hpp"
 
@@ -73,13 +74,19 @@ class Router {
     Status confirm_write(Connection& conn, Deadline deadline) noexcept {
         return confirm_ != nullptr ? confirm_(*this, conn, deadline) : Status::ok;
     }
+    // The check every Lock on this router's connection runs after a granted acquisition or
+    // extend (Lock::write_check: the WAIT it asked for, then confirm_write()).
+    Lock::WriteCheck lock_check() const noexcept { return lock_check_; }
 
   protected:
     using ConnectFn = Status (*)(Router& self, Connection& conn, Deadline deadline) noexcept;
     using CommandFn = Status (*)(Router& self, Connection& conn, const std::string_view* args,
                                  std::size_t count, resp::Reply& reply, Deadline deadline) noexcept;
     Router(ConnectFn on_connect, CommandFn on_command, ConnectFn on_write = nullptr) noexcept
-        : connect_(on_connect), command_(on_command), confirm_(on_write) {}
+        : connect_(on_connect),
+          command_(on_command),
+          confirm_(on_write),
+          lock_check_(Lock::write_check()) {}
     ~Router() = default;
 
     // Connects conn to host:port and runs its handshake (AUTH, SELECT, the Observer's), closing
@@ -114,7 +121,12 @@ class Router {
     ConnectFn connect_;
     CommandFn command_;
     ConnectFn confirm_;
+    Lock::WriteCheck lock_check_;
 };
+
+inline Status Connection::confirm_write(Deadline deadline) noexcept {
+    return config_.router != nullptr ? config_.router->confirm_write(*this, deadline) : Status::ok;
+}
 
 }  // namespace resplock
 

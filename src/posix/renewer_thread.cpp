@@ -85,9 +85,9 @@ void RenewerThread::stop() noexcept {
         stopping_ = true;  // from the lost callback, which holds the mutex: the thread ends
         return;            // after this tick, and is joined by a later stop() or the destructor
     }
+    stopping_ = true;  // seen by the thread after its current tick, before it locks again
     lock();
-    stopping_ = true;
-    unlock();
+    unlock();  // wakes a thread that waits for its next renewal
     (void)pthread_join(thread_, nullptr);
     started_ = false;
 }

@@ -20,6 +20,8 @@
 
 #include <pthread.h>
 
+#include <atomic>
+
 #include "resplock/core/port.h"
 #include "resplock/variants/renewer.hpp"
 
@@ -58,7 +60,10 @@ class RenewerThread {
     pthread_cond_t wake_cond_{};
     pthread_t thread_{};
     bool started_ = false;
-    bool stopping_ = false;  // guarded by mutex_
+    // Written by stop() before it waits for mutex_, read by the thread after each tick: a thread
+    // that ticks back to back (renewals that take longer than their interval) would otherwise
+    // take mutex_ again before stop() gets it, and renew on after its caller asked it to stop.
+    std::atomic<bool> stopping_{false};
     bool woken_ = false;     // guarded by mutex_: unlock() since the last tick
     int timer_fd_ = -1;      // Linux: a CLOCK_BOOTTIME timerfd, and an eventfd for unlock()
     int wake_fd_ = -1;

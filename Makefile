@@ -82,8 +82,8 @@ clean:
 .PHONY: all lib cli clean
 
 # Footprint on a Cortex-M4 (own folder; never mixed with the objects above). Budget: core flash
-# 4224 B (4096 B for the plain lock, 128 B for the hooks to the optional HA router and replica
-# acknowledgement), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
+# 4480 B (4096 B for the plain lock, 384 B for the hooks to the optional HA routers and replica
+# acknowledgement and for reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
 # excluded).
 # (Target: core flash 3072 B, not met: docs/footprint.md.)
 SIZE_BUILD ?= $(BUILD)/size-cortex-m4
@@ -97,7 +97,7 @@ SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 # Target 4096 B, not met (docs/footprint.md); SIZE_CHECK fails only above FIRMWARE_CEILING, a
 # guard against growth.
 FIRMWARE_TARGET := 4096
-FIRMWARE_CEILING := 5120
+FIRMWARE_CEILING := 5376
 SIZE_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_c_api
 SIZE_CC ?= arm-none-eabi-gcc
 SIZE_AR ?= arm-none-eabi-ar

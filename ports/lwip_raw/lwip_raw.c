@@ -160,10 +160,39 @@ static void release(resplock_lwip_raw_t* self) {
 }
 
 #if LWIP_DNS
+/* Name lookups. lwIP cannot cancel one: once dns_gethostbyname() has returned ERR_INPROGRESS it
+ * calls the callback exactly once, with the argument it was given, when the answer comes, the
+ * server says no, or its last retry runs out (seconds after a connect's deadline may have passed).
+ * So the argument is never the context, which may be closed, reused for another lookup or gone by
+ * then, but a slot of this static table, held from dns_gethostbyname() until lwIP's callback for
+ * it. The context waiting on a slot is named in it only while it waits; an answer for a lookup
+ * given up on finds no one and is dropped. Each held slot is one request held in lwIP, so there
+ * are as many slots as lwIP has requests (DNS_MAX_REQUESTS, defined as in lwIP's dns.c): this
+ * table is full only when lwIP's is. It is used under lwIP's core lock, like the rest of the
+ * port. */
+#if (LWIP_DNS_SECURE & LWIP_DNS_SECURE_NO_MULTIPLE_OUTSTANDING) != 0 && defined(DNS_MAX_REQUESTS)
+#define LOOKUP_SLOTS DNS_MAX_REQUESTS
+#else
+#define LOOKUP_SLOTS DNS_TABLE_SIZE
+#endif
+
+struct lookup {
+    resplock_lwip_raw_t* waiter; /* the context waiting for the answer, NULL once it gave up */
+    uint8_t held;                /* lwIP holds a request whose callback argument is this slot */
+};
+
+/* Static by design: lwIP's callback must find its slot after the context is gone. */
+/* NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables) */
+static struct lookup lookups[LOOKUP_SLOTS];
+
 static void on_dns(const char* name, const ip_addr_t* addr, void* arg) {
-    resplock_lwip_raw_t* self = (resplock_lwip_raw_t*)arg;
+    struct lookup* lookup = (struct lookup*)arg;
+    resplock_lwip_raw_t* self = NULL;
     (void)name;
-    if (self->dns_state != DNS_WAITING) return; /* a lookup given up on earlier */
+    self = lookup->waiter;
+    lookup->waiter = NULL;
+    lookup->held = 0;         /* lwIP calls back once per request: the slot is free again */
+    if (self == NULL) return; /* a lookup given up on: the answer is for no one */
     if (addr != NULL) {
         ip_addr_copy(self->dns_addr, *addr);
         self->dns_state = DNS_FOUND;
@@ -171,26 +200,41 @@ static void on_dns(const char* name, const ip_addr_t* addr, void* arg) {
         self->dns_state = DNS_FAILED;
     }
 }
+
+static struct lookup* free_lookup(void) {
+    size_t i = 0;
+    for (i = 0; i < LOOKUP_SLOTS; ++i) {
+        if (!lookups[i].held) return &lookups[i];
+    }
+    return NULL;
+}
 #endif
 
 /* Resolves host (numeric, or a name with LWIP_DNS) before the deadline. */
 static int32_t resolve(resplock_lwip_raw_t* self, const char* host, uint32_t deadline,
                        ip_addr_t* out) {
+#if LWIP_DNS
+    struct lookup* lookup = NULL;
+    err_t err = ERR_OK;
+#endif
     if (ipaddr_aton(host, out)) return RESPLOCK_PORT_OK;
 #if LWIP_DNS
+    lookup = free_lookup();
+    if (lookup == NULL) return RESPLOCK_PORT_NO_HOST; /* lwIP holds as many requests as it can */
+    lookup->held = 1;
+    lookup->waiter = self;
     self->dns_state = DNS_WAITING;
-    switch (dns_gethostbyname(host, out, on_dns, self)) {
-        case ERR_OK:
-            self->dns_state = DNS_IDLE;
-            return RESPLOCK_PORT_OK;
-        case ERR_INPROGRESS:
-            break;
-        default:
-            self->dns_state = DNS_IDLE;
-            return RESPLOCK_PORT_NO_HOST;
+    err = dns_gethostbyname(host, out, on_dns, lookup);
+    if (err != ERR_INPROGRESS) {
+        /* Answered from lwIP's cache or refused: lwIP holds no request and will not call back. */
+        lookup->held = 0;
+        lookup->waiter = NULL;
+        self->dns_state = DNS_IDLE;
+        return err == ERR_OK ? RESPLOCK_PORT_OK : RESPLOCK_PORT_NO_HOST;
     }
     for (;;) {
         drive(self);
+        /* on_dns has freed the slot once dns_state is FOUND or FAILED. */
         if (self->dns_state == DNS_FOUND) {
             ip_addr_copy(*out, self->dns_addr);
             self->dns_state = DNS_IDLE;
@@ -201,7 +245,9 @@ static int32_t resolve(resplock_lwip_raw_t* self, const char* host, uint32_t dea
             return RESPLOCK_PORT_NO_HOST;
         }
         if (left_ms(self, deadline) == 0U) {
-            self->dns_state = DNS_IDLE; /* a late answer is ignored */
+            /* lwIP keeps the request (and the slot) until it calls back; no one waits for it. */
+            lookup->waiter = NULL;
+            self->dns_state = DNS_IDLE;
             return RESPLOCK_PORT_TIMEOUT;
         }
     }

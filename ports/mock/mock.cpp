@@ -74,6 +74,7 @@ std::int32_t MockPort::do_connect(void* ctx, const char* host, std::uint16_t por
     for (; host != nullptr && host[n] != '\0' && n < RESPLOCK_MAX_HOST_LEN; ++n)
         m.last_host[n] = host[n];
     m.last_host[n] = '\0';
+    m.last_host_arg = host;
     m.last_port = port;
     if (m.refill_ != nullptr && m.next_ < m.count_ && m.steps_[m.next_].kind != Kind::connect) {
         m.next_ = m.count_;

@@ -27,9 +27,9 @@ Status from_port(std::int32_t code) noexcept {
 }
 
 // The first words of the error replies with a status of their own, in the order of those
-// statuses: auth_required is the first, wrong_type the last.
+// statuses: auth_required is the first, wrong_type the last; every word after it is try_again.
 constexpr std::string_view error_words =
-    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY OOM WRONGTYPE ";
+    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY OOM WRONGTYPE CLUSTERDOWN TRYAGAIN ";
 static_assert(static_cast<int>(Status::wrong_type) - static_cast<int>(Status::auth_required) == 8,
               "error_words follows the status list");
 
@@ -54,7 +54,8 @@ Status classify_error(std::string_view message) noexcept {
         const std::size_t n = end - start;
         if (message.size() >= n && std::memcmp(message.data(), &error_words[start], n) == 0 &&
             (message.size() == n || message[n] == ' ')) {
-            return static_cast<Status>(index);
+            return index > static_cast<int>(Status::wrong_type) ? Status::try_again
+                                                                : static_cast<Status>(index);
         }
         start = end + 1;
         ++index;
@@ -185,12 +186,13 @@ Status Connection::transmit(const std::string_view* args, std::size_t count,
     return Status::ok;
 }
 
-Status Connection::receive(resp::Reply& reply, Deadline deadline) noexcept {
+Status Connection::receive(resp::Reply& reply, Deadline deadline, bool prefix) noexcept {
     reply = {};
 
-    parser_.reset();
+    parser_.reset(prefix);
     std::size_t used = 0;
     for (;;) {
+        if (used == size_) used = parser_.compact(buf_, used);
         if (used == size_) return broken(Status::too_large);
         const std::uint32_t left = deadline.remaining(port_);
         if (left == 0) return broken(Status::timeout);

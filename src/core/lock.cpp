@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/lock_rules.hpp"
+#include "resplock/core/router.hpp"
 
 namespace resplock {
 
@@ -23,6 +24,7 @@ std::size_t lock_buffer_min() noexcept {
 // NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
 // cppcheck-suppress uninitMemberVar
 Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn) {
+    if (const Router* router = conn.config().router) check_ = router->lock_check();
     if (!key.empty() && key.size() <= sizeof key_) {
         std::memcpy(key_, key.data(), key.size());
         key_len_ = key.size();
@@ -95,8 +97,8 @@ Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& rep
 }
 
 // The answer of the release/extend request; forgets the token once the lock is known lost.
-Status Lock::owner_result(Status s, const resp::Reply& reply) noexcept {
-    s = detail::owner_answer(conn_, s, reply);
+Status Lock::owner_result(Status s, const resp::Reply& reply, bool key_only) noexcept {
+    s = detail::owner_answer(conn_, s, reply, key_only);
     if (s == Status::expired || s == Status::not_owner) drop();
     return s;
 }

@@ -22,7 +22,7 @@ namespace resplock::detail {
 constexpr std::uint32_t status_bit(Status s) noexcept {
     return std::uint32_t{1} << static_cast<unsigned>(s);
 }
-static_assert(static_cast<unsigned>(Status::not_replicated) < 32, "every status fits a 32-bit set");
+static_assert(static_cast<unsigned>(Status::try_again) < 32, "every status fits a 32-bit set");
 inline bool in(Status s, std::uint32_t set) noexcept {
     return ((set >> static_cast<unsigned>(s)) & 1U) != 0;
 }
@@ -153,8 +153,11 @@ inline bool eval_fits(const Connection& conn, const Script& script, const std::s
 // What a request to the owner script (a release or an extend) that ended with `s` means: the
 // script's answer 1 (done) is ok, 0 (the key is gone) expired, -1 (another value holds it)
 // not_owner, anything else protocol_error; a WRONGTYPE error to this request (not to the
-// handshake) is not_owner too; otherwise outcome(). The plain and the quorum lock use it.
-inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& reply) noexcept {
+// handshake) is not_owner too when the script touches KEY alone (`key_only`: KEY then holds
+// another type); a script that also touches companion keys keeps wrong_type, since another key
+// of the wrong type says nothing of who holds KEY; otherwise outcome().
+inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& reply,
+                           bool key_only = true) noexcept {
     if (s == Status::ok) {
         const resp::Value& v = reply.top();
         if (!v.is(resp::Type::integer)) return Status::protocol_error;
@@ -163,17 +166,20 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
                : v.integer == -1 ? Status::not_owner
                                  : Status::protocol_error;
     }
-    if (s == Status::wrong_type && conn.request_sent()) return Status::not_owner;
+    if (s == Status::wrong_type && key_only && conn.request_sent()) return Status::not_owner;
     return outcome(conn, s);
 }
 
-// Whether an acquisition attempt that ended with `s` may be repeated: busy, or a status that
-// shows the request was not executed (no connection, LOADING, BUSY).
+// Whether an acquisition attempt that ended with `s` may be repeated: busy, a status that shows
+// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN), or a
+// write that will not last and was given back (not_replicated: after a failover the next attempt
+// finds the new master).
 inline bool retryable(Status s) noexcept {
     return in(s, status_bit(Status::busy) | status_bit(Status::timeout) |
                      status_bit(Status::closed) | status_bit(Status::io_error) |
                      status_bit(Status::connect_failed) | status_bit(Status::loading) |
-                     status_bit(Status::server_busy));
+                     status_bit(Status::server_busy) | status_bit(Status::try_again) |
+                     status_bit(Status::not_replicated));
 }
 
 // What retry() repeats, as plain function pointers over a caller's context.

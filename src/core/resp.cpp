@@ -49,7 +49,9 @@ Parser::Parser(Value* values, std::size_t capacity) noexcept
 }
 // NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
-void Parser::reset() noexcept {
+void Parser::reset(bool prefix) noexcept {
+    prefix_ = prefix;
+    kept_ = 0;
     count_ = 0;
     pos_ = 0;
     scan_ = 0;
@@ -98,7 +100,10 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
             if (kind != '+' && kind != '-' && kind != ':' && kind != '$' && kind != '*') {
                 return fail(Status::protocol_error);
             }
-            if (count_ >= capacity_) return fail(Status::too_large);
+            if (count_ >= capacity_) {
+                if (!prefix_) return fail(Status::too_large);
+                if (kept_ == 0) kept_ = pos_;  // from here on, values are dropped
+            }
 
             // Resume the search for CR where the previous call stopped: linear over any split.
             if (scan_ <= pos_) scan_ = pos_ + 1;
@@ -127,7 +132,8 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
                         continue;  // the value is stored once its payload has arrived
                     } else {
                         // Check the declared count before it is used; it is only ever decremented.
-                        if (integer > RESPLOCK_MAX_ARRAY_ELEMENTS || depth_ >= RESPLOCK_MAX_DEPTH) {
+                        if (integer > (prefix_ ? 0xffffffff : RESPLOCK_MAX_ARRAY_ELEMENTS) ||
+                            depth_ >= RESPLOCK_MAX_DEPTH) {
                             return fail(Status::too_large);
                         }
                         type = Type::array;
@@ -139,7 +145,9 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
                 }
             }
         }
-        values_[count_++] = {type, static_cast<std::uint32_t>(size), data, integer};
+        if (count_ < capacity_) {
+            values_[count_++] = {type, static_cast<std::uint32_t>(size), data, integer};
+        }
         if (type == Type::array && size != 0) {
             remaining_[depth_++] = static_cast<std::uint32_t>(size);
         } else {
@@ -147,6 +155,21 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
         }
     }
     return state_;
+}
+
+std::size_t Parser::compact(char* buf, std::size_t len) noexcept {
+    // pos_ is the start of the value being parsed, or of the payload of a bulk string whose
+    // header was read (bulk_start_ == pos_): everything in [kept_, pos_) was dropped.
+    if (kept_ == 0 || state_ != Status::incomplete || pos_ == kept_) return len;
+    const std::size_t gone = pos_ - kept_;
+    // Down over the dropped bytes, front to back (the ranges overlap). A loop, not memmove: the
+    // C library's would add hundreds of bytes to a firmware for this one call.
+    for (std::size_t from = pos_; from < len; ++from)
+        buf[from - gone] = buf[from];
+    pos_ = kept_;
+    scan_ = pos_;  // the header search starts again from the value's first byte
+    if (bulk_len_ >= 0) bulk_start_ = pos_;
+    return len - gone;
 }
 
 Status encode_command(const std::string_view* args, std::size_t count, char* out,

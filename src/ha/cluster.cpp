@@ -1,6 +1,7 @@
 // Redis Cluster redirections (see resplock/ha/cluster.hpp).
 #include "resplock/ha/cluster.hpp"
 
+#include "core/lock_rules.hpp"
 #include "ha/decimal.hpp"
 #include "resplock/core/event.h"
 #include "resplock/core/observer.hpp"
@@ -60,13 +61,21 @@ Status parse_redirect(std::string_view text, Redirect& out) noexcept {
 
 Cluster::Cluster() noexcept : Router(&Cluster::on_connect, &Cluster::on_command) {}
 
+const char* Cluster::host_of(const Node& node, const Connection& conn) noexcept {
+    return node.host[0] != '\0' ? node.host : conn.config().host;
+}
+
 Status Cluster::on_connect(Router& self, Connection& conn, Deadline deadline) noexcept {
     // The Router is this Cluster: only Cluster's constructor passes these functions.
-    Node& home = static_cast<Cluster&>(self).node_;  // NOLINT(*-static-cast-downcast)
+    auto& cluster = static_cast<Cluster&>(self);  // NOLINT(*-static-cast-downcast)
+    Node& home = cluster.node_;
+    cluster.asked_ = Node{};
     if (home.port != 0) {
-        const Status s = open(conn, home.host, home.port, deadline);
-        if (s != Status::connect_failed && s != Status::no_host) return s;
-        home = Node{};  // gone (e.g. a failed master): ask the configured node again
+        const Status s = open(conn, host_of(home, conn), home.port, deadline);
+        if (s != Status::connect_failed && s != Status::no_host && s != Status::timeout) return s;
+        // Gone or frozen (e.g. a failed master): ask the configured node again, now if time is
+        // left, else on the next call.
+        home = Node{};
     }
     return open(conn, conn.config().host, conn.config().port, deadline);
 }
@@ -74,25 +83,33 @@ Status Cluster::on_connect(Router& self, Connection& conn, Deadline deadline) no
 Status Cluster::on_command(Router& self, Connection& conn, const std::string_view* args,
                            std::size_t count, resp::Reply& reply, Deadline deadline) noexcept {
     // The Router is this Cluster: only Cluster's constructor passes these functions.
-    Node& home = static_cast<Cluster&>(self).node_;  // NOLINT(*-static-cast-downcast)
-    Node ask;  // the target of an ASK to follow next (port 0: none)
+    auto& cluster = static_cast<Cluster&>(self);  // NOLINT(*-static-cast-downcast)
+    Node& home = cluster.node_;
+    Node& ask = cluster.asked_;
+    // The link stayed on the node of the last ASK, for a follow-up there (a WAIT): a new command
+    // goes back to the remembered node.
+    if (ask.port != 0) conn.close();
+    bool asking = false;  // the next try follows an ASK to `ask`
+    ask = Node{};
     for (std::uint32_t redirects = 0;;) {
-        // The node that answers, for a redirection that names no host.
-        const char* here = ask.host;
         Status s = Status::ok;
-        if (ask.port != 0) {
-            // ASKING then the command, both on the ASK node; the connection is closed after
-            // either, so that the next command goes back to the remembered node.
-            static constexpr std::string_view asking[1] = {"ASKING"sv};
-            s = open(conn, ask.host, ask.port, deadline);
-            if (s == Status::ok) s = exchange(conn, asking, 1, reply, deadline);
-            if (s == Status::ok && !reply.top().equals("OK"sv)) s = Status::protocol_error;
+        const Node& here = asking ? ask : home;  // the node that answers (port 0: configured)
+        if (asking) {
+            // ASKING then the command, both on the ASK node.
+            static constexpr std::string_view asking_args[1] = {"ASKING"sv};
+            s = open(conn, host_of(ask, conn), ask.port, deadline);
+            if (s == Status::ok) s = exchange(conn, asking_args, 1, reply, deadline);
+            if (s == Status::ok && !reply.top().equals("OK"sv)) {
+                conn.close();
+                s = Status::protocol_error;
+            }
             if (s == Status::ok) s = exchange(conn, args, count, reply, deadline);
-            ask.port = 0;
-            conn.close();
+            asking = false;
         } else {
             s = round_trip(conn, args, count, reply, deadline);
-            here = home.port != 0 ? home.host : conn.config().host;  // where send() connected
+            // A reply lost on the remembered node (frozen, failed over): ask the configured node
+            // next time. The command itself is not sent again: it may have run.
+            if (detail::reply_lost(s)) home = Node{};
         }
         if (s != Status::server_error) return s;
         const std::string_view text = conn.error_text();
@@ -105,13 +122,16 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
         }
         if (++redirects > RESPLOCK_MAX_REDIRECTS) return Status::too_many_redirects;
         Node& target = r.ask ? ask : home;
-        // A host of at most RESPLOCK_MAX_HOST_LEN bytes without NUL (parse_redirect) and a
-        // non-zero port: set() takes it; an empty host is the node that answered.
         if (r.host.empty()) {
-            target.set(here, r.port);
+            // The node that answered; an empty host stands for the configured one (which may be
+            // longer than a Node holds).
+            target = Node{here.port != 0 ? here : Node{}};
+            target.port = r.port;
         } else {
+            // At most RESPLOCK_MAX_HOST_LEN bytes without NUL (parse_redirect): set() takes it.
             target.set(r.host, r.port);
         }
+        asking = r.ask;
         if (const Observer* observer = conn.config().observer) {
             observer->report({RESPLOCK_EVENT_redirect, RESPLOCK_STATUS_ok, r.slot, redirects,
                               text.data(), text.size()});

@@ -27,9 +27,20 @@ bool passing(Status s) noexcept {
     }
 }
 
+// Whether two nodes have the same host text and port.
+bool same(const Node& a, const Node& b) noexcept {
+    if (a.port != b.port) return false;
+    std::size_t i = 0;
+    for (; a.host[i] != '\0'; ++i) {
+        if (a.host[i] != b.host[i]) return false;
+    }
+    return b.host[i] == '\0';
+}
+
 }  // namespace
 
-Sentinel::Sentinel(std::string_view master_name) noexcept : Router(&on_connect, &on_command) {
+Sentinel::Sentinel(std::string_view master_name) noexcept
+    : Router(&on_connect, &on_command, &on_write) {
     (void)set_master_name(master_name);
 }
 
@@ -124,7 +135,8 @@ Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) 
     if (s != Status::ok) return s;
     const std::string_view role[1] = {"ROLE"sv};
     resp::Reply reply;
-    s = exchange(conn, role, 1, reply, deadline);
+    // Its first values only: a master's reply lists every replica, so it grows with the set.
+    s = exchange(conn, role, 1, reply, deadline, true);
     if (s == Status::ok) s = parse_role(reply);
     if (s != Status::ok) conn.close();
     return s;
@@ -155,6 +167,32 @@ Status Sentinel::on_connect(Router& router, Connection& conn, Deadline deadline)
     }
     if (s != Status::ok && saw_replica && passing(s)) s = Status::read_only;
     return s;
+}
+
+Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) noexcept {
+    // The Router is this Sentinel: only Sentinel's constructor passes these functions.
+    auto& self = static_cast<Sentinel&>(router);  // NOLINT(*-static-cast-downcast)
+    const std::string_view args[3] = {"SENTINEL"sv, "get-master-addr-by-name"sv,
+                                      self.master_name()};
+    const resplock_port_t& port = conn.port();
+    std::size_t named = 0;  // sentinels that name the node that took the write
+    for (std::size_t i = 0; i < self.count_ && self.master_.port != 0; ++i) {
+        // Each sentinel gets an equal share of what is left, so that one that does not answer
+        // leaves time to ask the others.
+        const Deadline share = Deadline::after(
+            port, deadline.remaining(port) / static_cast<std::uint32_t>(self.count_ - i));
+        Status s = dial(conn, self.sentinels_[i].host, self.sentinels_[i].port, share);
+        resp::Reply reply;
+        if (s == Status::ok) s = exchange(conn, args, 3, reply, share);
+        Node master;
+        if (s == Status::ok) s = parse_master_addr(reply, master);
+        conn.close();
+        if (s != Status::ok) continue;  // unreachable, or no answer to count
+        // A failover moved the master elsewhere: the write dies with the node's demotion.
+        if (!same(master, self.master_)) return Status::not_replicated;
+        ++named;
+    }
+    return named > self.count_ / 2U ? Status::ok : Status::not_replicated;
 }
 
 Status Sentinel::on_command(Router& /*router*/, Connection& conn, const std::string_view* args,

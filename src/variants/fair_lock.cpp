@@ -302,7 +302,7 @@ Status FairLock::release() noexcept {
             connection(),
             detail::eval(connection(), fair_script, args, 11, reply,
                          Deadline::after(connection().port(), connection().config().timeout_ms)),
-            reply);
+            reply, false);
     }
     lock_.validity_.end();
     if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.drop();

@@ -252,7 +252,7 @@ Status Lock::release(const AcquireOptions& options) noexcept {
         resp::Reply reply;
         s = owner_result(detail::eval(conn_, release_script, args, 6, reply,
                                       Deadline::after(conn_.port(), conn_.config().timeout_ms)),
-                         reply);
+                         reply, false);
     }
     // As release(): the caller stops relying on the lock whatever the outcome.
     validity_.end();

@@ -24,8 +24,7 @@ Status Observer::on_connected(const Observer& self, Connection& conn, Deadline d
         const std::string_view args[3] = {"CLIENT"sv, "SETNAME"sv, self.client_name()};
         // Straight on the new connection (command() would check it and might reconnect).
         resp::Reply reply;
-        Status s = conn.transmit(args, 3, deadline);
-        if (s == Status::ok) s = conn.receive(reply, deadline);
+        const Status s = conn.follow_up(args, 3, reply, deadline);
         // An error reply (an ACL without client|setname, a server that does not know the
         // command) leaves the connection in step and usable: the name is a convenience, so the
         // connection goes on and the event says what happened. Anything else broke it.

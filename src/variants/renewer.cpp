@@ -19,8 +19,19 @@ std::uint32_t token_hash(std::string_view token) noexcept {
     return h;
 }
 
-std::uint32_t renew_interval(std::uint32_t ttl_ms) noexcept {
-    return ttl_ms >= 3 ? ttl_ms / 3 : 1U;
+// Whether a renewal can outlast the margin: it grants ttl - drift of validity at most (drift =
+// ttl/100 + 2 ms, as Validity::start counts it), which must exceed the margin by 2 ms, since the
+// next renewal is due 1 ms later at the soonest and must still find some.
+bool renewable(std::uint32_t ttl_ms, std::uint32_t margin_ms) noexcept {
+    return margin_ms < ttl_ms && ttl_ms - margin_ms >= ttl_ms / 100 + 2 + 2;
+}
+
+// When the next renewal (or retry) is due, in ms from the last one: `every_ms`, or half of the
+// validity left beyond the margin (slack_ms), whichever comes first, so that it lands while
+// validity lasts; at least 1 ms, so that a tick renews a lock once.
+std::uint32_t next_in(std::uint32_t every_ms, std::uint32_t slack_ms) noexcept {
+    const std::uint32_t in = slack_ms / 2 < every_ms ? slack_ms / 2 : every_ms;
+    return in > 0 ? in : 1U;
 }
 
 bool due(std::uint32_t at_ms, std::uint32_t now_ms) noexcept {
@@ -33,7 +44,7 @@ Status Renewer::add(void* lock, const Ops& ops, std::uint32_t ttl_ms, LostFn on_
                     std::uint32_t margin_ms) noexcept {
     const std::uint32_t left = ops.remaining_ms(lock);
     const std::string_view token = ops.token(lock);
-    if (!detail::valid_ttl(ttl_ms) || margin_ms >= ttl_ms || left == 0 || token.empty()) {
+    if (!detail::valid_ttl(ttl_ms) || !renewable(ttl_ms, margin_ms) || left == 0 || token.empty()) {
         return Status::invalid_argument;
     }
     Slot* free = nullptr;
@@ -105,15 +116,12 @@ void Renewer::check(std::uint32_t now_ms) noexcept {
             continue;
         }
         if (!s.scheduled) {
-            // First renewal: a third of the TTL after watch(), or after half the validity beyond
-            // the margin the lock had then, whichever comes first (a lock watched late, or with a
-            // shorter TTL).
+            // First renewal: counted from watch(), with the validity the lock had then (it may
+            // have been watched late, or acquired with a shorter TTL).
             const std::uint32_t left = s.ops->remaining_ms(s.lock);
             const std::uint32_t since_watch = s.left_ms > left ? s.left_ms - left : 0U;
-            std::uint32_t first = renew_interval(s.ttl_ms);
-            const std::uint32_t half = (s.left_ms - s.margin_ms) / 2;
-            if (s.left_ms > s.margin_ms && half < first) first = half;
-            s.due_ms = now_ms - since_watch + first;
+            const std::uint32_t slack_then = s.left_ms > s.margin_ms ? s.left_ms - s.margin_ms : 0U;
+            s.due_ms = now_ms - since_watch + next_in(s.ttl_ms / 3, slack_then);
             s.scheduled = true;
         }
     }
@@ -149,16 +157,16 @@ void Renewer::renew(Slot& s, std::uint32_t now_ms, std::uint32_t wait_ms) noexce
     const Status st = s.ops->extend(s.lock, s.ttl_ms, wait_ms);
     report(s, RESPLOCK_EVENT_renewal, st, s.ops->remaining_ms(s.lock));
     if (st == Status::ok) {
-        s.due_ms = now_ms + renew_interval(s.ttl_ms);
+        // The slack just after this renewal, round trip included: with a large margin it is less
+        // than a third of the TTL.
+        s.due_ms = now_ms + next_in(s.ttl_ms / 3, slack(s));
         return;
     }
     if (st == Status::not_owner || st == Status::expired) return lose(s, st);
     // Not a "no" from the server: retry while validity lasts, well before the margin is reached.
     const std::uint32_t left = slack(s);
     if (left == 0) return lose(s, Status::expired);
-    std::uint32_t retry = s.ttl_ms / 10;
-    if (left / 2 < retry) retry = left / 2;
-    s.due_ms = now_ms + (retry > 0 ? retry : 1U);
+    s.due_ms = now_ms + next_in(s.ttl_ms / 10, left);
 }
 
 std::uint32_t Renewer::tick(std::uint32_t now_ms) noexcept {

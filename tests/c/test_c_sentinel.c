@@ -1,5 +1,5 @@
-/* The Sentinel router's C API from a C program, against a master, a replica and a sentinel
- * started by `with_redis --sentinel` (REDIS_SENTINEL_PORT, REDIS_SENTINEL_MASTER). */
+/* The Sentinel router's C API from a C program, against a master, two replicas and three
+ * sentinels started by `with_redis --sentinel` (REDIS_SENTINEL_PORTS, REDIS_SENTINEL_MASTER). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,26 +17,35 @@ static resplock_sentinel_t sentinel;
 static resplock_sentinel_t unknown;
 
 int main(void) {
-    const char* port_text = getenv("REDIS_SENTINEL_PORT");
+    const char* port_text = getenv("REDIS_SENTINEL_PORTS");
     const char* name = getenv("REDIS_SENTINEL_MASTER");
     resplock_posix_t ctx;
     resplock_port_t port;
     resplock_conn_config_t cfg;
-    resplock_sentinel_addr_t addrs[2];
+    resplock_sentinel_addr_t addrs[RESPLOCK_MAX_SENTINELS];
+    size_t n_addrs = 1;
+    char* end;
     char long_host[RESPLOCK_MAX_HOST_LEN + 2];
 
     if (port_text == NULL || name == NULL) {
-        printf("REDIS_SENTINEL_PORT is not set: run under with_redis --sentinel\n");
+        printf("REDIS_SENTINEL_PORTS is not set: run under with_redis --sentinel\n");
         return 2;
     }
     CHECK_STATUS(resplock_posix_port_init(&ctx, NULL, &port), RESPLOCK_STATUS_ok);
     resplock_conn_config_init(&cfg);
     cfg.timeout_ms = 2000;
-    /* A dead sentinel first (port 1 on loopback refuses), then the live one. */
+    /* A dead sentinel first (port 1 on loopback refuses), then the live ones: a write counts only
+     * when a majority of the sentinels given name the node that took it. */
     addrs[0].host = "127.0.0.1";
     addrs[0].port = 1;
-    addrs[1].host = "127.0.0.1";
-    addrs[1].port = (uint16_t)atoi(port_text);
+    for (; n_addrs < RESPLOCK_MAX_SENTINELS; ++n_addrs) {
+        const long p = strtol(port_text, &end, 10);
+        if (end == port_text || p <= 0 || p > 65535) break;
+        addrs[n_addrs].host = "127.0.0.1";
+        addrs[n_addrs].port = (uint16_t)p;
+        port_text = end;
+    }
+    CHECK(n_addrs >= 3);
 
     /* Bad arguments leave the config alone. */
     memset(long_host, 'h', sizeof long_host - 1);
@@ -71,7 +80,7 @@ int main(void) {
     CHECK(cfg.router == NULL);
 
     /* Through the sentinels to the master, and a lock on it. */
-    CHECK_STATUS(resplock_sentinel_init(&sentinel, name, addrs, 2, &cfg), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_sentinel_init(&sentinel, name, addrs, n_addrs, &cfg), RESPLOCK_STATUS_ok);
     CHECK(cfg.router != NULL);
     CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
     CHECK_STATUS(resplock_lock_init(&lock, &conn, "c:sentinel", 10), RESPLOCK_STATUS_ok);

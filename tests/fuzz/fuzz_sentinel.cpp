@@ -6,7 +6,10 @@
 //   2. config (sentinels 1 + b % 3, timeout 1 + 20 * b ms), then up to eight commands over a
 //      connection routed by a Sentinel, with every connect, send and recv scripted by the input
 //      as in fuzz_lock (see fuzz_server.hpp). Each command must end within its deadline on the
-//      fake clock, return a status the router documents, and succeed only on a confirmed master.
+//      fake clock, return a status the router documents, and succeed only on a confirmed master;
+//      after each success the sentinels confirm it as after a granted lock (ok or not_replicated,
+//      within its deadline). Part 1 is also read as a prefix (as the router reads ROLE, which
+//      grows with the replicas): a reply of any length whose first values fit.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -33,6 +36,16 @@ using resplock::resp::Type;
 using resplock::resp::Value;
 
 namespace {
+
+void check_role(const Reply& reply) {
+    const Value& top = reply.top();
+    const Status role = Sentinel::parse_role(reply);
+    if (role == Status::ok) {
+        FUZZ_CHECK(top.is(Type::array) && reply.count >= 2 && reply.values[1].equals("master"));
+    } else {
+        FUZZ_CHECK(role == Status::read_only || role == Status::protocol_error);
+    }
+}
 
 void check_parsers(std::string_view bytes) {
     std::vector<char> buf(bytes.begin(), bytes.end());  // exactly sized: ASan sees an overrun
@@ -65,12 +78,27 @@ void check_parsers(std::string_view bytes) {
         FUZZ_CHECK(top.is(Type::error) || addr == Status::protocol_error);
     }
 
-    const Status role = Sentinel::parse_role(reply);
-    if (role == Status::ok) {
-        FUZZ_CHECK(top.is(Type::array) && reply.count >= 2 && reply.values[1].equals("master"));
-    } else {
-        FUZZ_CHECK(role == Status::read_only || role == Status::protocol_error);
-    }
+    check_role(reply);
+}
+
+// The same bytes read as a prefix (as the router reads ROLE): any reply whose first values fit
+// parses whatever its length, and parse_role judges those values alone.
+void check_prefix(std::string_view bytes) {
+    std::vector<char> buf(bytes.begin(), bytes.end());
+    Value values[RESPLOCK_MAX_REPLY_VALUES];
+    Parser parser(values, RESPLOCK_MAX_REPLY_VALUES);
+    parser.reset(true);
+    const Status s = parser.parse(buf.data(), buf.size());
+    Value whole_values[RESPLOCK_MAX_REPLY_VALUES];
+    Parser whole(whole_values, RESPLOCK_MAX_REPLY_VALUES);
+    const Status w = whole.parse(buf.data(), buf.size());
+    // A reply the plain parser reads whole reads the same as a prefix; a prefix reads more.
+    if (w == Status::ok) FUZZ_CHECK(s == Status::ok && parser.reply().count == whole.reply().count);
+    if (s != Status::ok) return;
+    FUZZ_CHECK(parser.consumed() <= buf.size());
+    const Reply reply = parser.reply();
+    FUZZ_CHECK(reply.count >= 1 && reply.count <= RESPLOCK_MAX_REPLY_VALUES);
+    check_role(reply);
 }
 
 bool documented(Status s) {
@@ -81,7 +109,9 @@ bool documented(Status s) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     fuzz::Input in(data, size);
-    check_parsers(in.bytes(in.byte()));
+    const std::string_view parsed = in.bytes(in.byte());
+    check_parsers(parsed);
+    check_prefix(parsed);
 
     MockPort mock;
     mock.accept_any_send = true;
@@ -109,6 +139,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (s == Status::ok) {
             FUZZ_CHECK(conn.connected());
             FUZZ_CHECK(sentinel.resolved() && sentinel.master().port != 0);
+            // As after a granted lock: the sentinels are asked whether the node is still the
+            // master. Only ok or not_replicated, within its deadline, and the link is closed.
+            const std::uint32_t asked = mock.now_ms;
+            const Status c =
+                conn.confirm_write(resplock::Deadline::after(asked, config.timeout_ms));
+            FUZZ_CHECK(c == Status::ok || c == Status::not_replicated);
+            FUZZ_CHECK(static_cast<std::uint32_t>(mock.now_ms - asked) <= config.timeout_ms);
+            FUZZ_CHECK(!conn.connected());
         }
         if (s == Status::no_host) FUZZ_CHECK(sentinel.name_unknown());
         const std::string_view err = conn.error_text();

@@ -370,13 +370,34 @@ def sentinel_seed(parsed, sentinels=1, timeout=100, events=b""):
     return bytes([len(parsed)]) + parsed + bytes([sentinels - 1, timeout]) + events
 
 
+def rt_long(data):
+    """A round trip whose reply comes in several reads of at most 200 bytes."""
+    return SEND + b"".join(reply(data[i:i + 200]) for i in range(0, len(data), 200))
+
+
 def resolve(addr=ADDR, role=MASTER):
     """A sentinel gives addr, the master answers ROLE with role."""
-    return CONNECT + rt(addr) + CONNECT + rt(role)
+    return CONNECT + rt(addr) + CONNECT + rt_long(role)
+
+
+def master_with(replicas):
+    """A master's ROLE reply listing `replicas` replicas (4 + 4 per replica values)."""
+    r = b"*3\r\n$6\r\nmaster\r\n:0\r\n*" + str(replicas).encode() + b"\r\n"
+    for i in range(replicas):
+        r += b"*3\r\n$9\r\n127.0.0.1\r\n$4\r\n" + str(6390 + i).encode() + b"\r\n$1\r\n0\r\n"
+    return r
 
 
 SENTINEL = {
     "addr_master_ping": sentinel_seed(ADDR, 1, 100, resolve() + rt(b"+PONG\r\n")),
+    "master_with_replicas": sentinel_seed(master_with(5), 3, 100,
+                                          resolve(role=master_with(20)) + rt(b"+PONG\r\n")
+                                          + CONNECT + rt(ADDR) + CONNECT + rt(ADDR)
+                                          + CONNECT + rt(ADDR)),
+    "confirm_names_another": sentinel_seed(ADDR, 2, 100,
+                                           resolve() + rt(b"+PONG\r\n") + CONNECT + rt(ADDR)
+                                           + CONNECT
+                                           + rt(b"*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6381\r\n")),
     "nil_then_next": sentinel_seed(b"*-1\r\n", 2, 100,
                                    CONNECT + rt(b"*-1\r\n") + resolve() + rt(b"+PONG\r\n")),
     "all_unknown": sentinel_seed(b"$-1\r\n", 2, 100, CONNECT + rt(b"*-1\r\n") + REFUSED),

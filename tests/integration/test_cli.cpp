@@ -184,6 +184,10 @@ class CannedServer {
         }
     }
     std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+    // With a password: the reply answers AUTH, and the lock's request is never sent.
+    std::string url_with_password() const {
+        return "redis://:secret@127.0.0.1:" + std::to_string(port_);
+    }
 
   private:
     std::uint16_t port_ = 0;
@@ -569,7 +573,8 @@ TEST(silent_server_gives_69_within_timeout) {
 }
 
 TEST(broken_server_replies) {
-    // A malformed reply is 76 for every command; for acquire the SET may have run, and it says so.
+    // A malformed reply is 76 for every command; for acquire the SET may have run, and it says so
+    // (--no-client-name: the first request on the connection is the command's own).
     struct Case {
         std::string reply;
         int status_code;
@@ -596,7 +601,8 @@ TEST(broken_server_replies) {
         CannedServer canned(c.reply);
         for (const char* command : {"status", "acquire"}) {
             const bool is_status = command[0] == 's';
-            const Result r = cli({"-u", canned.url(), "--timeout", "1000", command, "k"});
+            const Result r =
+                cli({"-u", canned.url(), "--no-client-name", "--timeout", "1000", command, "k"});
             const bool ok = CHECK_EQ(r.code, is_status ? c.status_code : c.acquire_code) &&
                             CHECK(one_error_line(r.err)) &&
                             CHECK(contains(r.err, is_status ? c.status_text : c.acquire_text)) &&
@@ -604,6 +610,44 @@ TEST(broken_server_replies) {
             if (!ok) std::printf("      %s: stderr %s", command, r.err.c_str());
             CHECK_EQ(r.out, std::string());
             CHECK(r.secs < 1.5);
+        }
+    }
+}
+
+// A malformed or oversized reply means the lock may have been taken only if the request went
+// out. A reply to the connection's set-up (AUTH here) comes before the request is sent: then the
+// tool must say that it was not sent, never that the lock may have been taken, for every lock
+// kind it drives. Without AUTH (and without CLIENT SETNAME) the request goes out, and it must say
+// that the lock may have been taken.
+TEST(broken_reply_says_the_lock_may_be_taken_only_when_the_request_went_out) {
+    const std::string replies[] = {"hello\r\n", "$2100\r\n" + std::string(2100, 'x') + "\r\n"};
+    for (const std::string& reply : replies) {
+        const CannedServer a(reply);
+        const CannedServer b(reply);
+        const CannedServer c(reply);
+        for (const bool sent : {false, true}) {
+            const auto u = [sent](const CannedServer& s) {
+                return sent ? s.url() : s.url_with_password();
+            };
+            const struct {
+                const char* name;
+                std::vector<std::string> args;
+            } kinds[] = {{"plain", {"-u", u(a)}},
+                         {"fair", {"--fair", "-u", u(a)}},
+                         {"quorum", {"-u", u(a) + "," + u(b) + "," + u(c)}}};
+            for (const auto& kind : kinds) {
+                std::vector<std::string> args = kind.args;
+                args.insert(args.end(), {"--no-client-name", "--timeout", "1000", "acquire", "k"});
+                const Result r = cli(args);
+                const bool ok = CHECK_EQ(r.code, 76) && CHECK(one_error_line(r.err)) &&
+                                CHECK_EQ(contains(r.err, "may have been taken"), sent) &&
+                                CHECK_EQ(contains(r.err, "not sent"), !sent);
+                if (!ok) {
+                    std::printf("      %s, request %s: stderr %s", kind.name,
+                                sent ? "sent" : "not sent", r.err.c_str());
+                }
+                CHECK_EQ(r.out, std::string());
+            }
         }
     }
 }

@@ -118,6 +118,20 @@ struct Span {
     long long end = -1;  // -1: no end line (killed)
 };
 
+// COMMAND deletes KEY and exits 0, long before the first renewal: the release finds the lock
+// lost, and resplock exits 70, naming COMMAND's status.
+TEST(run_with_fair_exits_70_when_the_release_finds_the_lock_lost) {
+    const Result r = cli({"--fair", "--ttl", "30000", "run", "fair:lost", "--", "sh", "-c",
+                          "redis-cli -h 127.0.0.1 -p " + std::to_string(server().port()) +
+                              " DEL fair:lost >/dev/null; exit 0"});
+    CHECK_EQ(r.code, 70);
+    if (!CHECK(r.err.find("lock lost") != std::string::npos &&
+               r.err.find("status 0") != std::string::npos)) {
+        std::printf("      stderr: %s", r.err.c_str());
+    }
+    CHECK_EQ(server().cli({"EXISTS", "fair:lost"}), std::string("0"));
+}
+
 TEST(eight_fair_runs_killed_at_random_never_overlap) {
     server().cli({"DEL", "cli:fair:chaos"});
     const std::string log = "/tmp/resplock-fair-chaos-" + std::to_string(getpid()) + ".log";

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -224,6 +225,25 @@ TEST_TAGGED(quorum_comma_list_and_run, "slow_launcher_ok") {
     for (std::size_t i = 0; i < 3; ++i) {
         CHECK_EQ(quorum_servers()[i]->cli({"GET", "clif:qenv"}), trim(env.out));
     }
+}
+
+// COMMAND deletes KEY on every server and exits 0, long before the first renewal: the release
+// finds the lock lost, and resplock exits 70, naming COMMAND's status.
+TEST_TAGGED(quorum_run_exits_70_when_the_release_finds_the_lock_lost, "slow_launcher_ok") {
+    std::string script;
+    for (std::size_t i = 0; i < 3; ++i) {
+        script += "redis-cli -h 127.0.0.1 -p " + std::to_string(quorum_servers()[i]->port()) +
+                  " DEL clif:qlost >/dev/null; ";
+    }
+    const Result r = cli(join(quorum_urls(3), {"--ttl", "30000", "run", "clif:qlost", "--", "sh",
+                                               "-c", script + "exit 0"}));
+    CHECK_EQ(r.code, 70);
+    if (!CHECK(r.err.find("lock lost") != std::string::npos &&
+               r.err.find("status 0") != std::string::npos)) {
+        std::printf("      stderr: %s", r.err.c_str());
+    }
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK_EQ(quorum_servers()[i]->cli({"EXISTS", "clif:qlost"}), std::string("0"));
 }
 
 TEST(quorum_survives_a_minority_down_and_refuses_a_majority_down) {

@@ -373,3 +373,42 @@ TEST_TAGGED(interactive_command_reads_the_terminal, "slow_launcher_ok") {
     CHECK(command_read && caller_read && WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CHECK(!exists("run:tty"));
 }
+
+// COMMAND itself deletes KEY, or gives it to someone else, and ends long before the first
+// renewal (ttl/3 = 10 s): only the release finds the lock gone. A script must not take that for
+// success: resplock exits 70 whatever COMMAND returned, and its one message gives COMMAND's own
+// status.
+TEST_TAGGED(lock_lost_found_at_release_exits_70_with_command_status, "slow_launcher_ok") {
+    struct Case {
+        const char* key;
+        std::string during;  // redis-cli's arguments, run by COMMAND
+        std::string end;     // how COMMAND ends
+        int status;          // COMMAND's own: "status N", or 128+N for "signal N"
+        const char* left;    // KEY's value after the run ("": gone)
+    };
+    const std::string taken = "run:lost-at-release-taken";
+    const Case cases[] = {
+        {"run:lost-at-release", "DEL run:lost-at-release", "exit 0", 0, ""},
+        {"run:lost-at-release-taken", "SET " + taken + " other", "exit 0", 0, "other"},
+        {"run:lost-at-release-taken", "SET " + taken + " other", "exit 3", 3, "other"},
+        {"run:lost-at-release", "DEL run:lost-at-release", "kill -TERM $$", 128 + SIGTERM, ""},
+    };
+    for (const Case& c : cases) {
+        server().cli({"DEL", c.key});
+        const std::string script = "redis-cli -h 127.0.0.1 -p " + std::to_string(server().port()) +
+                                   " " + c.during + " >/dev/null; " + c.end;
+        const Result r = cli(
+            {"--url", server().url(), "--ttl", "30000", "run", c.key, "--", "sh", "-c", script});
+        const std::string status = c.status > 128 ? "signal " + std::to_string(c.status - 128)
+                                                  : "status " + std::to_string(c.status);
+        const bool ok = CHECK_EQ(r.code, 70) &&
+                        CHECK(r.err.find("lock lost") != std::string::npos) &&
+                        CHECK(r.err.find(status) != std::string::npos) &&
+                        CHECK_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1L);
+        if (!ok)
+            std::printf("      %s; %s: exit %d, stderr: %s", c.during.c_str(), c.end.c_str(),
+                        r.code, r.err.c_str());
+        CHECK_EQ(server().cli({"GET", c.key}), std::string(c.left));
+    }
+    server().cli({"DEL", taken});
+}

@@ -554,15 +554,18 @@ TEST(observer_client_name_owner_label_and_renewer_events_no_heap) {
 }
 
 TEST(sentinel_resolution_no_heap) {
-    support::SentinelTopology topology(1);
+    support::SentinelTopology topology;
     REQUIRE(topology.ok());
     const std::uint16_t dead = support::free_port();
     const std::uint16_t sentinel_port = topology.sentinel_port(0);
 
     arm();
-    // A dead sentinel first, then the live one; the master confirmed with ROLE, then a lock.
+    // A dead sentinel first, then the live ones (a write counts when a majority of the sentinels
+    // given name the node that took it); the master confirmed with ROLE, then a lock.
     resplock::Sentinel sentinel("mymaster");
-    const bool added = sentinel.add("127.0.0.1", dead) && sentinel.add("127.0.0.1", sentinel_port);
+    bool added = sentinel.add("127.0.0.1", dead);
+    for (std::size_t i = 0; i < topology.sentinels(); ++i)
+        added = sentinel.add("127.0.0.1", topology.sentinel_port(i)) && added;
     ConnectionConfig config = config_for(0);
     config.router = &sentinel;
     Client a(config);

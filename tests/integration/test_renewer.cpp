@@ -139,6 +139,29 @@ TEST(tick_keeps_a_300ms_lock_for_2s) {
     CHECK(server().cli({"EXISTS", "renew:tick"}) == "0");
 }
 
+// A renewal of a 3 s lock leaves 768 ms of validity beyond a 2.2 s margin, less than a third of
+// the TTL: every renewal must come sooner than ttl/3 (a fixed ttl/3 reported it lost at 1.2 s).
+TEST(tick_keeps_a_lock_whose_margin_is_above_two_thirds_of_its_ttl) {
+    Client c(server().port());
+    Lock lock(c.conn, "renew:margin");
+    REQUIRE(lock.acquire(3000) == Status::ok);
+    Renewer r;
+    Lost lost;
+    REQUIRE(r.watch(lock, 3000, &Lost::record, &lost, 2200) == Status::ok);
+    std::uint32_t least_left = 3000;
+    drive(r, c, 3000, [&] {
+        const std::uint32_t left = lock.remaining_ms();
+        if (left < least_left) least_left = left;
+        return lost.count() == 0;
+    });
+    std::printf("    least validity left: %u ms (margin 2200)\n", least_left);
+    CHECK_EQ(lost.count(), 0);
+    CHECK(least_left > 2200U);
+    CHECK(r.watches(&lock));
+    CHECK(std::atoll(server().cli({"PTTL", "renew:margin"}).c_str()) > 2200);
+    CHECK_EQ(lock.release(), Status::ok);
+}
+
 TEST(key_deleted_is_reported_lost_within_a_third_of_the_ttl) {
     Client c(server().port());
     Lock lock(c.conn, "renew:deleted");

@@ -1,11 +1,12 @@
-// Redis Sentinel with real processes: a master, a replica and sentinels on 127.0.0.1. The library
-// and the tool find the master through the sentinels and lock on it; a forced failover
-// (SENTINEL FAILOVER) in the middle of a `resplock run` keeps its lock (the renewals follow the
-// new master) and a lock taken before it is released after it; unreachable sentinels and an
-// unknown master name fail with exit 69 and a message naming them; a dead first sentinel is
-// skipped.
+// Redis Sentinel with real processes on 127.0.0.1, deployed the standard way: a master, two
+// replicas and three sentinels (quorum 2). The library and the tool find the master through the
+// sentinels and lock on it; a forced failover (SENTINEL FAILOVER) in the middle of a
+// `resplock run` keeps its lock (the renewals follow the new master) and a lock taken before it is
+// released after it; unreachable sentinels and an unknown master name fail with exit 69 and a
+// message naming them; a dead first sentinel is skipped.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ha/sentinel.hpp"
+#include "sentinel_client.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -28,6 +30,7 @@
 
 namespace {
 
+using support::RedisServer;
 using support::Result;
 using support::SentinelTopology;
 using support::wait_until;
@@ -71,18 +74,82 @@ struct ScratchDir {
 
 // The topology shared by the tests that do not fail over.
 SentinelTopology& shared() {
-    static SentinelTopology t(2);
+    static SentinelTopology t;
     return t;
 }
 
+// How many replicas the server's ROLE lists (-1 if it is not a master). redis-cli prints the
+// reply one element a line: "master", the offset, then host, port and offset of each replica.
+int role_replicas(RedisServer& server) {
+    const std::string out = server.cli({"ROLE"});
+    if (out.rfind("master\n", 0) != 0) return -1;
+    const long lines = std::count(out.begin(), out.end(), '\n') + 1;
+    return static_cast<int>((lines - 2) / 3);
+}
+
+// Through the sentinels of `t`: the library's Lock acquires, extends and releases on the master;
+// the tool's acquire, status, release and `run KEY -- true` exit 0.
+void locks_through(SentinelTopology& t, const std::string& key) {
+    support::SentinelClient client(t);
+    REQUIRE(client.added);
+    resplock::Lock lock(client.conn, key);
+    const resplock::Status acquired = lock.acquire(10000);
+    CHECK_EQ(acquired, resplock::Status::ok);
+    if (acquired == resplock::Status::ok) {
+        CHECK_EQ(client.sentinel.master().port, t.master().port());
+        CHECK_EQ(t.master().cli({"GET", key}), std::string(lock.token()));
+        CHECK_EQ(lock.extend(10000), resplock::Status::ok);
+        CHECK_EQ(lock.release(), resplock::Status::ok);
+        CHECK_EQ(t.master().cli({"EXISTS", key}), "0");
+    }
+
+    const Result a = cli({"--url", t.url(), "acquire", key});
+    CHECK_EQ(a.code, 0);
+    if (a.code != 0) std::printf("      acquire stderr: %s", a.err.c_str());
+    if (a.code == 0) {
+        CHECK_EQ(t.master().cli({"GET", key}), trimmed(a.out));
+        CHECK_EQ(cli({"--url", t.url(), "release", key, trimmed(a.out)}).code, 0);
+    }
+    // status of a key set on the master directly.
+    REQUIRE_EQ(t.master().cli({"SET", key, "0123456789abcdef0123456789abcdef", "PX", "10000"}),
+               "OK");
+    const Result s = cli({"--url", t.url(), "status", key});
+    CHECK_EQ(s.code, 0);
+    if (s.code != 0) std::printf("      status stderr: %s", s.err.c_str());
+    CHECK(contains(s.out, "held"));
+    REQUIRE_EQ(t.master().cli({"DEL", key}), "1");
+    const Result r = cli({"--url", t.url(), "run", key, "--", "true"});
+    CHECK_EQ(r.code, 0);
+    if (r.code != 0) std::printf("      run stderr: %s", r.err.c_str());
+    CHECK_EQ(t.master().cli({"EXISTS", key}), "0");
+}
+
 }  // namespace
+
+// The ROLE reply of a master with two replicas holds 12 values (4, plus 4 per replica): the
+// standard deployment's master must be confirmed however long that reply is.
+TEST(a_master_with_two_replicas_is_confirmed_and_locked_on) {
+    SentinelTopology& t = shared();
+    REQUIRE(t.ok());
+    REQUIRE_EQ(role_replicas(t.master()), 2);
+    locks_through(t, "sentinel:two-replicas");
+}
+
+// Five replicas: a ROLE reply of 24 values (about 250 bytes).
+TEST(a_master_with_five_replicas_is_confirmed_and_locked_on) {
+    SentinelTopology t;
+    REQUIRE(t.ok());
+    REQUIRE(t.add_replicas(3));
+    REQUIRE_EQ(role_replicas(t.master()), 5);
+    locks_through(t, "sentinel:five-replicas");
+}
 
 TEST(library_resolves_the_master_and_locks_on_it) {
     SentinelTopology& t = shared();
     REQUIRE(t.ok());
     resplock::Sentinel sentinel(t.name());
-    REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(0)));
-    REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(1)));
+    for (std::size_t i = 0; i < t.sentinels(); ++i)
+        REQUIRE(sentinel.add("127.0.0.1", t.sentinel_port(i)));
     resplock_posix_t ctx;
     const resplock_port_t port = support::posix_port(ctx);
     resplock::ConnectionConfig config;
@@ -155,8 +222,9 @@ TEST(an_unknown_master_name_exits_69_naming_it) {
 }
 
 TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
-    SentinelTopology t(1);
+    SentinelTopology t;
     REQUIRE(t.ok());
+    RedisServer& former = t.master();
     // A lock taken before the failover, released after it.
     const Result a = cli({"--url", t.url(), "--ttl", "120000", "acquire", "sentinel:before"});
     if (a.code != 0) std::printf("      acquire stderr: %s\n", a.err.c_str());
@@ -169,22 +237,33 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "--url", t.url(), "--ttl", "45000", "run", "sentinel:run",
                        "--", "sh", "-c", "while [ ! -e '" + done + "' ]; do sleep 0.1; done"}));
-    REQUIRE(wait_until([&] { return !t.master().cli({"GET", "sentinel:run"}).empty(); }, 10));
-    const std::string run_token = t.master().cli({"GET", "sentinel:run"});
-    // Both keys on the replica before it takes over.
-    CHECK_EQ(t.master().cli({"WAIT", "1", "5000"}), "1");
-    REQUIRE(wait_until([&] { return t.replica().cli({"GET", "sentinel:run"}) == run_token; }, 5));
+    if (!wait_until([&] { return !former.cli({"GET", "sentinel:run"}).empty(); }, 10)) {
+        std::printf("      run stderr: %s\n", run.wait(1).err.c_str());
+        REQUIRE(false);
+    }
+    const std::string run_token = former.cli({"GET", "sentinel:run"});
+    // Both keys on both replicas before one of them takes over.
+    CHECK_EQ(former.cli({"WAIT", "2", "5000"}), "2");
+    for (std::size_t i = 0; i < t.replicas(); ++i) {
+        REQUIRE(wait_until(
+            [&] {
+                return t.replica(i).cli({"GET", "sentinel:run"}) == run_token;
+            },
+            5));
+    }
     const auto t0 = std::chrono::steady_clock::now();
     REQUIRE(t.failover());
     std::printf("      failover took %.1f s\n", support::seconds_since(t0));
-    // The replica is the master now; the run's next renewals must reach it (the former master
-    // is made a replica by the sentinel a few seconds later, which closes the run's connection).
+    RedisServer& promoted = t.master();
+    REQUIRE(&promoted != &former);
+    // A replica is the master now; the run's next renewals must reach it (the former master is
+    // made a replica by the sentinels a few seconds later, which closes the run's connection).
     // A renewal shows as the key's TTL going up again.
-    long last = std::atol(t.replica().cli({"PTTL", "sentinel:run"}).c_str());
+    long last = std::atol(promoted.cli({"PTTL", "sentinel:run"}).c_str());
     CHECK(last > 0);
     const bool renewed = wait_until(
         [&] {
-            const long now = std::atol(t.replica().cli({"PTTL", "sentinel:run"}).c_str());
+            const long now = std::atol(promoted.cli({"PTTL", "sentinel:run"}).c_str());
             const bool up = now > last + 1000;
             last = now;
             return up;
@@ -193,17 +272,17 @@ TEST(failover_during_run_keeps_the_lock_and_release_follows_the_new_master) {
     CHECK(renewed);
     std::printf("      renewal on the new master %.1f s after the failover began\n",
                 support::seconds_since(t0));
-    CHECK_EQ(t.replica().cli({"GET", "sentinel:run"}), run_token);
+    CHECK_EQ(promoted.cli({"GET", "sentinel:run"}), run_token);
     // COMMAND ends: the run exits 0 (its lock held throughout) and releases on the new master.
     std::FILE* f = std::fopen(done.c_str(), "w");
     if (f != nullptr) std::fclose(f);
     const Result r = run.wait(150);  // counted from the start of the run
     CHECK_EQ(r.code, 0);
     if (r.code != 0) std::printf("      run stderr: %s\n", r.err.c_str());
-    CHECK_EQ(t.replica().cli({"EXISTS", "sentinel:run"}), "0");
+    CHECK_EQ(promoted.cli({"EXISTS", "sentinel:run"}), "0");
     // The lock taken before the failover: released through the new master.
     const Result rel = cli({"--url", t.url(), "release", "sentinel:before", token});
     CHECK_EQ(rel.code, 0);
     if (rel.code != 0) std::printf("      release stderr: %s\n", rel.err.c_str());
-    CHECK_EQ(t.replica().cli({"EXISTS", "sentinel:before"}), "0");
+    CHECK_EQ(promoted.cli({"EXISTS", "sentinel:before"}), "0");
 }

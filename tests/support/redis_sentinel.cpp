@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "helpers.hpp"
@@ -26,49 +27,95 @@ std::string cli_on(std::uint16_t port, const std::vector<std::string>& args) {
     return out;
 }
 
+using Record = std::map<std::string, std::string>;
+
+// The records of a SENTINEL MASTER / REPLICAS / SENTINELS reply as redis-cli prints it to a pipe:
+// one line per element, each record a run of field, value pairs starting with the field "name".
+std::vector<Record> records(const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
+    std::vector<Record> all;
+    for (std::size_t i = 0; i + 1 < lines.size(); i += 2) {
+        if (lines[i] == "name" || all.empty()) all.emplace_back();
+        all.back()[lines[i]] = lines[i + 1];
+    }
+    return all;
+}
+
+std::string field(const Record& r, const char* name) {
+    const auto it = r.find(name);
+    return it == r.end() ? std::string() : it->second;
+}
+
 }  // namespace
 
-SentinelTopology::SentinelTopology(int sentinels, std::string name) : name_(std::move(name)) {
+SentinelTopology::SentinelTopology(std::string name) : name_(std::move(name)) {
     char tmpl[] = "/tmp/resplock-sentinel-XXXXXX";
     const char* d = mkdtemp(tmpl);
     if (d == nullptr) return;
     dir_ = d;
     // Each server in a folder of its own: a replica writes the data it syncs to dump.rdb in
-    // its folder, and a later server started there would load it.
-    const std::string master_dir = dir_ + "/master";
-    const std::string replica_dir = dir_ + "/replica";
-    if (mkdir(master_dir.c_str(), 0700) != 0 || mkdir(replica_dir.c_str(), 0700) != 0) return;
-    master_ = std::make_unique<RedisServer>(
-        std::initializer_list<const char*>{"--dir", master_dir.c_str()});
-    if (!master_->running()) return;
-    const std::string master_port = std::to_string(master_->port());
-    replica_ = std::make_unique<RedisServer>(std::initializer_list<const char*>{
-        "--dir", replica_dir.c_str(), "--replicaof", kLoopback, master_port.c_str()});
-    if (!replica_->running()) return;
-    const bool linked = wait_until(
-        [&] {
-            return replica_->cli({"INFO", "replication"}).find("master_link_status:up") !=
-                   std::string::npos;
-        },
-        10);
-    if (!linked) return;
-    for (int i = 0; i < sentinels; ++i) {
+    // its folder, and a later server started there would load it. Every server may become a
+    // master: none waits the default 5 s for more replicas before a full sync.
+    const std::string master_dir = dir_ + "/node-0";
+    if (mkdir(master_dir.c_str(), 0700) != 0) return;
+    nodes_.push_back(std::make_unique<RedisServer>(std::initializer_list<const char*>{
+        "--dir", master_dir.c_str(), "--repl-diskless-sync-delay", "0"}));
+    if (!nodes_[0]->running()) return;
+    for (std::size_t i = 0; i < kReplicas; ++i) {
+        if (!start_replica()) return;
+    }
+    for (std::size_t i = 0; i < kSentinels; ++i) {
         bool started = false;
         for (int attempt = 0; attempt < 5 && !started; ++attempt) {
             const std::uint16_t port = free_port();
-            started = port != 0 && start_sentinel(port, static_cast<std::size_t>(i));
+            started = port != 0 && start_sentinel(port, i);
         }
         if (!started) return;
     }
-    ok_ = true;
+    ok_ = wait_settled(30);
+    if (!ok_) std::fprintf(stderr, "    the Sentinel deployment did not settle\n");
 }
 
 SentinelTopology::~SentinelTopology() {
     sentinels_.clear();  // kills them
+    nodes_.clear();
     if (!dir_.empty()) {
         const std::string rm = "rm -rf '" + dir_ + "'";
         (void)std::system(rm.c_str());
     }
+}
+
+RedisServer& SentinelTopology::replica(std::size_t i) {
+    return *nodes_[i < master_ ? i : i + 1];
+}
+
+bool SentinelTopology::start_replica() {
+    const std::string dir = dir_ + "/node-" + std::to_string(nodes_.size());
+    if (mkdir(dir.c_str(), 0700) != 0) return false;
+    const std::string master_port = std::to_string(master().port());
+    auto replica = std::make_unique<RedisServer>(
+        std::initializer_list<const char*>{"--dir", dir.c_str(), "--repl-diskless-sync-delay", "0",
+                                           "--replicaof", kLoopback, master_port.c_str()});
+    if (!replica->running()) return false;
+    const bool linked = wait_until(
+        [&] {
+            return replica->cli({"INFO", "replication"}).find("master_link_status:up") !=
+                   std::string::npos;
+        },
+        10);
+    if (!linked) return false;
+    nodes_.push_back(std::move(replica));
+    return true;
+}
+
+bool SentinelTopology::add_replicas(std::size_t count, double timeout_s) {
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!start_replica()) return false;
+    }
+    return wait_settled(timeout_s);
 }
 
 bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {
@@ -80,7 +127,8 @@ bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {
           << "daemonize no\n"
           << "dir " << dir_ << "\n"
           << "logfile " << dir_ << "/sentinel-" << index << ".log\n"
-          << "sentinel monitor " << name_ << " 127.0.0.1 " << master_->port() << " 1\n"
+          << "sentinel monitor " << name_ << " 127.0.0.1 " << master().port() << " " << kQuorum
+          << "\n"
           << "sentinel down-after-milliseconds " << name_ << " 1000\n"
           << "sentinel failover-timeout " << name_ << " 5000\n"
           << "sentinel parallel-syncs " << name_ << " 1\n";
@@ -92,7 +140,7 @@ bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {
     if (!up) return false;
     sentinels_.push_back(std::move(p));
     ports_.push_back(port);
-    return wait_until([&] { return resolved_port(index) == master_->port(); }, 5);
+    return wait_until([&] { return resolved_port(index) == master().port(); }, 5);
 }
 
 std::string SentinelTopology::url(const std::string& extra) const {
@@ -117,20 +165,44 @@ std::uint16_t SentinelTopology::resolved_port(std::size_t i) const {
     return static_cast<std::uint16_t>(std::atoi(out.c_str() + nl + 1));
 }
 
-bool SentinelTopology::replica_known(double timeout_s) const {
-    const std::string port = std::to_string(replica_->port());
-    return wait_until(
-        [&] {
-            const std::string out = sentinel_cli(0, {"SENTINEL", "replicas", name_});
-            return out.find(port) != std::string::npos;
-        },
-        timeout_s);
+bool SentinelTopology::settled() const {
+    const std::string master_port = std::to_string(nodes_[master_]->port());
+    for (std::size_t i = 0; i < ports_.size(); ++i) {
+        if (!sentinels_[i]) continue;  // killed
+        if (resolved_port(i) != nodes_[master_]->port()) return false;
+        const std::vector<Record> m = records(sentinel_cli(i, {"SENTINEL", "MASTER", name_}));
+        if (m.size() != 1 || field(m[0], "flags") != "master" ||
+            std::atoi(field(m[0], "num-other-sentinels").c_str()) + 1 <
+                static_cast<int>(ports_.size())) {
+            return false;
+        }
+        const std::vector<Record> known = records(sentinel_cli(i, {"SENTINEL", "REPLICAS", name_}));
+        for (std::size_t n = 0; n < nodes_.size(); ++n) {
+            if (n == master_) continue;
+            const std::string port = std::to_string(nodes_[n]->port());
+            bool up = false;
+            for (const Record& r : known) {
+                const auto field = [&](const char* f) {
+                    const auto it = r.find(f);
+                    return it == r.end() ? std::string() : it->second;
+                };
+                up = up ||
+                     (field("port") == port && field("flags") == "slave" &&
+                      field("master-link-status") == "ok" && field("master-port") == master_port);
+            }
+            if (!up) return false;
+        }
+    }
+    return true;
 }
 
-bool SentinelTopology::failover(double timeout_s) {
-    if (!replica_known()) return false;
-    // A sentinel that has only just found the replica has not yet judged it: NOGOODSLAVE until
-    // it has (its INFO is in).
+bool SentinelTopology::wait_settled(double timeout_s) const {
+    return wait_until([&] { return settled(); }, timeout_s);
+}
+
+bool SentinelTopology::start_failover(double timeout_s) {
+    if (!wait_settled(timeout_s)) return false;
+    // A sentinel that has only just judged a replica may still answer NOGOODSLAVE for a moment.
     std::string reply;
     const bool started = wait_until(
         [&] {
@@ -142,15 +214,41 @@ bool SentinelTopology::failover(double timeout_s) {
         std::fprintf(stderr, "    SENTINEL FAILOVER: %s\n", reply.c_str());
         return false;
     }
-    const std::uint16_t target = replica_->port();
-    return wait_until(
+    return true;
+}
+
+RedisServer* SentinelTopology::node_on(std::uint16_t port) {
+    for (const auto& n : nodes_) {
+        if (n->port() == port) return n.get();
+    }
+    return nullptr;
+}
+
+bool SentinelTopology::wait_new_master(std::uint16_t former, double timeout_s) {
+    std::uint16_t named = 0;
+    const bool moved = wait_until(
         [&] {
+            named = 0;
             for (std::size_t i = 0; i < ports_.size(); ++i) {
-                if (resolved_port(i) != target) return false;
+                if (!sentinels_[i]) continue;
+                const std::uint16_t p = resolved_port(i);
+                if (p == 0 || p == former || (named != 0 && p != named)) return false;
+                named = p;
             }
-            return replica_->cli({"ROLE"}).rfind("master", 0) == 0;
+            const RedisServer* promoted = node_on(named);
+            return promoted != nullptr && promoted->cli({"ROLE"}).rfind("master", 0) == 0;
         },
         timeout_s);
+    if (!moved) return false;
+    for (std::size_t n = 0; n < nodes_.size(); ++n) {
+        if (nodes_[n]->port() == named) master_ = n;
+    }
+    return true;
+}
+
+bool SentinelTopology::failover(double timeout_s) {
+    const std::uint16_t former = master().port();
+    return start_failover(timeout_s) && wait_new_master(former, timeout_s);
 }
 
 void SentinelTopology::kill_sentinel(std::size_t i) {

@@ -1,6 +1,7 @@
-// Test harness: a Redis Sentinel deployment on 127.0.0.1: a master, one replica and one or more
-// sentinels monitoring them under one master name, all real processes started by the test and
-// stopped when the object goes away or the test process dies (PR_SET_PDEATHSIG).
+// Test harness: a Redis Sentinel deployment on 127.0.0.1 the way people deploy one: a master, two
+// replicas and three sentinels monitoring them under one master name with quorum 2, all real
+// processes started by the test and stopped when the object goes away or the test process dies
+// (PR_SET_PDEATHSIG).
 #ifndef RESPLOCK_TESTS_REDIS_SENTINEL_HPP
 #define RESPLOCK_TESTS_REDIS_SENTINEL_HPP
 
@@ -16,44 +17,68 @@ namespace support {
 
 class SentinelTopology {
   public:
-    // Starts a master, a replica of it (waiting until its link is up, up to 10 s) and `sentinels`
-    // sentinels monitoring the master as `name` (quorum 1, down-after 1 s, failover-timeout 5 s),
-    // each waited for until it answers PING and knows the master. ok() tells whether all of it
-    // worked.
-    explicit SentinelTopology(int sentinels = 1, std::string name = "mymaster");
+    static constexpr std::size_t kReplicas = 2;
+    static constexpr std::size_t kSentinels = 3;
+    static constexpr int kQuorum = 2;
+
+    // Starts a master, kReplicas replicas of it (each waited for until its link is up, up to
+    // 10 s) and kSentinels sentinels monitoring the master as `name` (quorum kQuorum, down-after
+    // 1 s, failover-timeout 5 s), then waits (up to 30 s) until settled(). ok() tells whether all
+    // of it worked.
+    explicit SentinelTopology(std::string name = "mymaster");
     ~SentinelTopology();
     SentinelTopology(const SentinelTopology&) = delete;
     SentinelTopology& operator=(const SentinelTopology&) = delete;
 
     bool ok() const { return ok_; }
     const std::string& name() const { return name_; }
-    RedisServer& master() { return *master_; }
-    RedisServer& replica() { return *replica_; }
+    // The master as the sentinels named it when last asked by this object: the first server at
+    // start, the promoted one after failover().
+    RedisServer& master() { return *nodes_[master_]; }
+    // The i-th of the other servers (in the order they were started), i < replicas().
+    RedisServer& replica(std::size_t i);
+    std::size_t replicas() const { return nodes_.size() - 1; }
+    std::size_t sentinels() const { return ports_.size(); }
     std::uint16_t sentinel_port(std::size_t i) const { return ports_[i]; }
-    // "redis-sentinel://127.0.0.1:P1,127.0.0.1:P2#NAME" (`extra` sentinel addresses first, e.g.
-    // a dead one).
+    // "redis-sentinel://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3#NAME" (`extra` sentinel addresses
+    // first, e.g. a dead one).
     std::string url(const std::string& extra = "") const;
 
     // redis-cli against sentinel i (stdout, trailing newline removed).
     std::string sentinel_cli(std::size_t i, const std::vector<std::string>& args) const;
     // The port the sentinel i gives for the master (0 if none).
     std::uint16_t resolved_port(std::size_t i = 0) const;
-    // Waits (up to timeout_s) until sentinel 0 lists the replica as one of the master's.
-    bool replica_known(double timeout_s = 15) const;
-    // SENTINEL FAILOVER through sentinel 0 (after replica_known(), again while it answers
-    // NOGOODSLAVE), then waits (up to timeout_s)
-    // until every sentinel names the former replica and it says ROLE master.
+    // Whether every sentinel names master(), sees it as a master, knows the other sentinels and
+    // lists every other server as a replica whose link to the master is up.
+    bool settled() const;
+    // Waits (up to timeout_s) until settled().
+    bool wait_settled(double timeout_s = 30) const;
+
+    // Starts `count` more replicas of master() (each link up within 10 s) and waits (up to
+    // timeout_s: the sentinels find new replicas in the master's INFO, which they read every 10 s)
+    // until settled() again.
+    bool add_replicas(std::size_t count, double timeout_s = 30);
+
+    // SENTINEL FAILOVER through sentinel 0, once settled() (again while it answers
+    // NOGOODSLAVE); true once it answered OK. Does not wait for the failover to happen.
+    bool start_failover(double timeout_s = 30);
+    // Waits (up to timeout_s) until every sentinel names one same server other than `former` and
+    // that server says ROLE master; it becomes master(). False on timeout.
+    bool wait_new_master(std::uint16_t former, double timeout_s = 30);
+    // start_failover(), then wait_new_master() of the current master.
     bool failover(double timeout_s = 30);
     // Kills sentinel i.
     void kill_sentinel(std::size_t i);
 
   private:
+    bool start_replica();
     bool start_sentinel(std::uint16_t port, std::size_t index);
+    RedisServer* node_on(std::uint16_t port);
 
     std::string name_;
     std::string dir_;
-    std::unique_ptr<RedisServer> master_;
-    std::unique_ptr<RedisServer> replica_;
+    std::vector<std::unique_ptr<RedisServer>> nodes_;  // [0]: the master at start
+    std::size_t master_ = 0;                           // index in nodes_ of master()
     std::vector<std::uint16_t> ports_;
     std::vector<std::unique_ptr<Process>> sentinels_;
     bool ok_ = false;

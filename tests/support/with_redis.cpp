@@ -4,9 +4,10 @@
 // `with_redis --cluster PROGRAM [ARGS...]`: a Redis Cluster of three masters with a replica each
 // instead (RedisCluster); REDIS_PORT and REDIS_URL name its first node (a master),
 // REDIS_CLUSTER_PORTS lists every node's port (masters first).
-// `with_redis --sentinel PROGRAM [ARGS...]`: a master, a replica and a sentinel instead
-// (SentinelTopology); exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT,
-// REDIS_SENTINEL_MASTER (the master name) and REDIS_URL (a redis-sentinel:// URL).
+// `with_redis --sentinel PROGRAM [ARGS...]`: a master, two replicas and three sentinels instead
+// (SentinelTopology); exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT (the first
+// sentinel's), REDIS_SENTINEL_PORTS (every sentinel's), REDIS_SENTINEL_MASTER (the master name)
+// and REDIS_URL (a redis-sentinel:// URL naming every sentinel).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,13 +48,17 @@ int main(int argc, char** argv) {
         setenv("REDIS_PORT", std::to_string(cluster->node(0).port()).c_str(), 1);
         setenv("REDIS_URL", cluster->node(0).url().c_str(), 1);
     } else if (sentinel) {
-        topology = std::make_unique<support::SentinelTopology>(1);
+        topology = std::make_unique<support::SentinelTopology>();
         if (!topology->ok()) {
             std::fprintf(stderr, "with_redis: the Sentinel deployment did not start\n");
             return 1;
         }
         setenv("REDIS_PORT", std::to_string(topology->master().port()).c_str(), 1);
+        std::string ports;
+        for (std::size_t i = 0; i < topology->sentinels(); ++i)
+            ports += (i == 0 ? "" : " ") + std::to_string(topology->sentinel_port(i));
         setenv("REDIS_SENTINEL_PORT", std::to_string(topology->sentinel_port(0)).c_str(), 1);
+        setenv("REDIS_SENTINEL_PORTS", ports.c_str(), 1);
         setenv("REDIS_SENTINEL_MASTER", topology->name().c_str(), 1);
         setenv("REDIS_URL", topology->url().c_str(), 1);
     } else {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -136,10 +137,12 @@ void report_busy(const Options& o, const char* undone) {
 template <class L>
 int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     const char* key = o.key_shown.text;
-    // Read the server's error text before the release sends anything.
+    // Read the server's error text, and whether the request went out, before the release sends
+    // anything.
     const int code = s == Status::busy ? exit_busy : exit_for(s, t);
     char why[why_max];
     describe(s, t, why, sizeof why);
+    const bool sent = request_may_have_gone(t);
     char undone[160];
     undo_acquire(lock, o, undone, sizeof undone);
     if (s == Status::not_replicated && undone[0] == '\0') {
@@ -150,9 +153,11 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
         report_busy(o, undone);
         return code;
     }
-    if (undone[0] == '\0' &&
+    if (undone[0] == '\0' && sent &&
         (s == Status::unknown_outcome || s == Status::protocol_error || s == Status::too_large)) {
-        // The SET went out, no clean answer came back, and no token is left to release with.
+        // The request went out, no clean answer came back, and no token is left to release with
+        // (a quorum lock forgets it once it has tried to take back what it set). A request that
+        // never went out (why says so) took nothing.
         report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
                o.command_name, key, why, o.ttl_ms);
         return code;
@@ -306,14 +311,26 @@ int dispatch(L& lock, resplock::Connection* const* conns, const Options& o, cons
 // ---------------------------------------------------------------------------------------------
 // Connections
 
-// The client name: the owner label, unless --no-client-name or no label. A server that refuses
-// CLIENT SETNAME (an ACL without client|setname) is no error: the tool goes on silently.
-const resplock::Observer* client_name(const Options& o) {
+// How many times a connection of the tool completed its set-up (Target::set_ups), counted from
+// the connect and reconnect events, which the observer reports only then.
+std::atomic<unsigned> set_ups{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+
+void count_set_up(void* /*user*/, const resplock::Event* event) {
+    const resplock::EventKind kind = resplock::kind_of(*event);
+    if (kind == resplock::EventKind::connect || kind == resplock::EventKind::reconnect) {
+        set_ups.fetch_add(1);
+    }
+}
+
+// The observer of every connection: counts the set-ups, and names the client with the owner
+// label, unless --no-client-name or no label. A server that refuses CLIENT SETNAME (an ACL without
+// client|setname) is no error: the tool goes on silently.
+const resplock::Observer* observer(const Options& o) {
     // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
-    static resplock::Observer observer;
-    if (!o.client_name || o.owner[0] == '\0') return nullptr;
+    static resplock::Observer observer(&count_set_up);
     // The owner label's characters are all valid in a client name.
-    return observer.set_client_name(o.owner) == Status::ok ? &observer : nullptr;
+    if (o.client_name && o.owner[0] != '\0') (void)observer.set_client_name(o.owner);
+    return &observer;
 }
 
 // The connection to ep, the index-th of the `count` servers of the command line.
@@ -321,7 +338,7 @@ resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& 
                                              int count) {
     resplock::ConnectionConfig config;
     config.router = router_for(ep, index, count);
-    config.observer = client_name(o);
+    config.observer = observer(o);
     config.host = ep.host;
     config.port = ep.port;
     config.username = ep.has_username ? ep.username : nullptr;
@@ -382,6 +399,7 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     target.timeout_ms = o.timeout_ms;
     target.buffer_size = sizeof buffers[0];
     target.conn = nullptr;  // several servers: no single error text
+    target.set_ups = &set_ups;
     resplock::QuorumLock lock(list, static_cast<std::size_t>(count), o.operands[0]);
     return dispatch(lock, list, o, target, port);
 }

@@ -28,10 +28,12 @@ int exit_code(Status s) {
         case Status::out_of_memory:
         case Status::read_only:
         case Status::random_failed:  // cannot happen with getrandom(); nothing was sent
-        // A cluster that keeps redirecting (slots moving, or a misconfigured node), or too few
-        // replicas acknowledged the lock (it was released): both may pass.
+        // A cluster that keeps redirecting (slots moving, or a misconfigured node), a write that
+        // will not last (too few replicas acknowledged it, or its node is no longer the master:
+        // it was released), a cluster down or resharding: each may pass.
         case Status::too_many_redirects:
         case Status::not_replicated:
+        case Status::try_again:  // CLUSTERDOWN, TRYAGAIN: a cluster failing over or resharding
             return exit_unavailable;
         case Status::auth_required:
         case Status::auth_failed:

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "messages.hpp"
+#include "routing.hpp"
 
 namespace resplock_cli {
 
@@ -66,6 +67,7 @@ bool is_error_reply(Status s) {
         case Status::server_busy:
         case Status::out_of_memory:
         case Status::wrong_type:
+        case Status::try_again:
             return true;
         default:
             return false;
@@ -110,17 +112,41 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             return true;
         case Status::incomplete:
         case Status::protocol_error:
-            (void)std::snprintf(out, cap, "protocol error: malformed or unexpected reply from %s",
-                                t.where);
+            (void)std::snprintf(
+                out, cap, "protocol error: malformed or unexpected reply from %s%s", t.where,
+                request_may_have_gone(t) ? ""
+                                         : " while setting up the connection (request not sent)");
             return true;
-        case Status::not_replicated:
-            (void)std::snprintf(out, cap,
-                                "only %u of %u replicas acknowledged the write on %s in time "
-                                "(WAIT)",
-                                t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U,
-                                t.replicas, t.where);
+        case Status::not_replicated: {
+            char node[max_host_len + 16];
+            if (t.conn != nullptr) {
+                last_node(*t.conn, t.where, node, sizeof node);
+            } else {
+                (void)std::snprintf(node, sizeof node, "%s", t.where);
+            }
+            const std::uint32_t acked = t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U;
+            if (t.replicas != 0 && acked < t.replicas) {
+                (void)std::snprintf(out, cap,
+                                    "only %u of %u replicas acknowledged the write on %s in time "
+                                    "(WAIT); the lock was given back",
+                                    acked, t.replicas, node);
+            } else {
+                (void)std::snprintf(out, cap,
+                                    "%s, which took the write, is no longer the master the "
+                                    "sentinels name (a failover): the write will not last",
+                                    node);
+            }
             return true;
+        }
         case Status::too_large:
+            if (!request_may_have_gone(t)) {
+                (void)std::snprintf(out, cap,
+                                    "protocol error: request not sent to %s: it, or a reply while "
+                                    "setting up the connection, exceeds the %zu-byte buffer or a "
+                                    "parser limit",
+                                    t.where, t.buffer_size);
+                return true;
+            }
             (void)std::snprintf(out, cap,
                                 "protocol error: reply from %s exceeds the %zu-byte buffer or a "
                                 "parser limit",
@@ -186,6 +212,11 @@ bool describe_sentinel(Status s, const Target& t, char* out, std::size_t cap) {
 }
 
 }  // namespace
+
+bool request_may_have_gone(const Target& t) {
+    if (t.conn != nullptr) return t.conn->request_sent();
+    return t.set_ups == nullptr || t.set_ups->load() != 0;
+}
 
 int exit_for(Status s, const Target& t) {
     if (refused_in_script(s, t)) return exit_denied;

@@ -5,6 +5,7 @@
 #ifndef RESPLOCK_TOOL_FAILURE_HPP
 #define RESPLOCK_TOOL_FAILURE_HPP
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -26,6 +27,10 @@ struct Target {
     std::uint32_t timeout_ms;
     std::size_t buffer_size;           // of each connection, for a reply too large for it
     const resplock::Connection* conn;  // for the server's error text; null for a quorum
+    // A quorum's connections cannot tell afterwards whether the request reached a server, but
+    // none can have before one of them completed its set-up (connect, AUTH, SELECT, CLIENT
+    // SETNAME): the set-ups so far, counted by the tool's observer. Null for one server.
+    const std::atomic<unsigned>* set_ups;
     // --replicas: how many were asked for, and the lock whose WAIT counted them (null: none).
     std::uint32_t replicas;
     const resplock::Lock* lock;
@@ -40,6 +45,11 @@ struct Target {
 // The exit code of a failed call: exit_code(s), except that a server certificate that failed
 // verification, or a command refused inside the lock's script, is refused permission (77).
 int exit_for(resplock::Status s, const Target& t);
+
+// Whether the request of the last call may have reached the server (or a server of the quorum):
+// false only when it surely did not, e.g. a reply to the connection's set-up was malformed or
+// too large, or the request did not fit the buffer.
+bool request_may_have_gone(const Target& t);
 
 // Room for every text describe() writes (failure.cpp checks the longest fits).
 constexpr std::size_t why_max = 1024;

@@ -1,6 +1,8 @@
 // router_for() and sentinel_for() (see routing.hpp).
 #include "routing.hpp"
 
+#include <cstdio>
+#include <cstring>
 #include <new>
 
 #include "resplock/ha/cluster.hpp"
@@ -16,6 +18,8 @@ struct SentinelSlot {
 };
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
 SentinelSlot slots[RESPLOCK_MAX_SERVERS];
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
+resplock::Cluster cluster;
 
 }  // namespace
 
@@ -30,13 +34,29 @@ resplock::Router* router_for(const Endpoint& ep, int index, int count) {
             (void)sentinel->add(ep.sentinels[i].host, ep.sentinels[i].port);
         return sentinel;
     }
-    // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): no heap
-    static resplock::Cluster cluster;
     return count == 1 ? &cluster : nullptr;
 }
 
 const resplock::Sentinel* sentinel_for(int index) {
     return index < 0 || index >= RESPLOCK_MAX_SERVERS ? nullptr : slots[index].built;
+}
+
+void last_node(const resplock::Connection& conn, const char* fallback, char* out, std::size_t cap) {
+    const resplock::Router* router = conn.config().router;
+    const resplock::Node* node = nullptr;
+    if (router != nullptr && router == slots[0].built) {
+        node = &slots[0].built->master();
+    } else if (router == &cluster) {
+        node = cluster.asked().port != 0 ? &cluster.asked() : &cluster.node();
+    }
+    if (node == nullptr || node->port == 0) {
+        (void)std::snprintf(out, cap, "%s", fallback);
+        return;
+    }
+    const char* host = resplock::Cluster::host_of(*node, conn);
+    const bool v6 = std::strchr(host, ':') != nullptr;
+    (void)std::snprintf(out, cap, v6 ? "[%s]:%u" : "%s:%u", host,
+                        static_cast<unsigned>(node->port));
 }
 
 }  // namespace resplock_cli

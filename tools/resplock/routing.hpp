@@ -21,6 +21,11 @@ resplock::Router* router_for(const Endpoint& ep, int index, int count);
 // The Sentinel router_for() last built for index, for messages; null if none.
 const resplock::Sentinel* sentinel_for(int index);
 
+// The node the single server's connection `conn` talked to last ("host:port", "[v6]:port"), for
+// messages: the master a Sentinel found, or a Cluster's redirection or ASK target; `fallback`
+// when it is the URL's own node. Writes at most cap bytes.
+void last_node(const resplock::Connection& conn, const char* fallback, char* out, std::size_t cap);
+
 }  // namespace resplock_cli
 
 #endif  // RESPLOCK_TOOL_ROUTING_HPP

@@ -70,6 +70,19 @@ int child_exit_code(int status) {
     return exit_protocol;  // not reached: stopped children are not reported without WUNTRACED
 }
 
+// How COMMAND ended, in words, for the messages that replace its status by 70.
+struct CommandEnd {
+    char text[40] = "";
+    explicit CommandEnd(int status) {
+        if (WIFSIGNALED(status)) {
+            (void)std::snprintf(text, sizeof text, "died of signal %d", WTERMSIG(status));
+        } else {
+            (void)std::snprintf(text, sizeof text, "exited with status %d",
+                                child_exit_code(status));
+        }
+    }
+};
+
 // The lock as the renewal driver sees it: after each successful renewal, the guardian learns the
 // new end of the validity (from the renewal thread).
 class Renewed {
@@ -267,6 +280,7 @@ class Supervision {
     int give_up(const char* failed, int failure);
     bool let_go();
     void wait_until_done();
+    const char* loss(Status why) const;
     bool stop_after_loss(Status why);
     int end_lost(bool gone);
     int end(const Target& t);
@@ -385,22 +399,32 @@ void Supervision::wait_until_done() {
     }
 }
 
+// Why the renewals reported the lock lost, in words.
+const char* Supervision::loss(Status why) const {
+    // The lock object forgets its token when the server said the key is not ours.
+    return why == Status::not_owner          ? "another holder has the key"
+           : lock_.token(lock_.lock).empty() ? "the key is gone: expired or deleted"
+           : why == Status::expired
+               ? "no renewal succeeded before its TTL ran out (less the time needed to stop "
+                 "COMMAND)"
+               : resplock::to_string(why);
+}
+
 // The renewals reported the lock lost: says so and stops the group, never past the validity left
-// (SIGKILL at once when nothing is left). Returns whether the group is gone.
+// (SIGKILL at once when nothing is left). Returns whether the group is gone. A group that has
+// ended by itself meanwhile is not stopped: the message gives COMMAND's own status instead.
 bool Supervision::stop_after_loss(Status why) {
     std::uint32_t left = 0;
     {
         const std::lock_guard<resplock::RenewerThread> hold(renewals_);
         left = lock_.remaining_ms(lock_.lock);
     }
-    // The lock object forgets its token when the server said the key is not ours.
-    const char* what = why == Status::not_owner          ? "another holder has the key"
-                       : lock_.token(lock_.lock).empty() ? "the key is gone: expired or deleted"
-                       : why == Status::expired
-                           ? "no renewal succeeded before its TTL ran out (less the time "
-                             "needed to stop COMMAND)"
-                           : resplock::to_string(why);
-    report("run %s: lock lost (%s); stopping COMMAND", run_.key_shown, what);
+    if (group_.leader_done && !group_.alive()) {
+        report("run %s: lock lost while COMMAND ran (%s); COMMAND %s", run_.key_shown, loss(why),
+               CommandEnd(group_.leader_status).text);
+        return true;
+    }
+    report("run %s: lock lost (%s); stopping COMMAND", run_.key_shown, loss(why));
     return stop_group(group_, guardian_,
                       left > allowance_ ? std::min(grace_, left - allowance_) : 0, watched_);
 }
@@ -419,15 +443,22 @@ int Supervision::end_lost(bool gone) {
     return exit_lost;
 }
 
-// COMMAND's group has ended with the lock held: releases it and returns COMMAND's status.
+// COMMAND's group has ended, and no renewal reported the lock lost: releases it and returns
+// COMMAND's status, or 70 if the release finds the lock lost (a loss the next renewal would
+// have reported: COMMAND did not hold the lock to its end, and a script must not take that for
+// success).
 int Supervision::end(const Target& t) {
     const int code = child_exit_code(group_.leader_status);
     const Status s = lock_.release(lock_.lock);
     if (s == Status::not_owner || s == Status::expired) {
-        report("run %s: warning: the lock was no longer held when COMMAND ended (%s)",
+        report("run %s: lock lost while COMMAND ran (the release found %s); COMMAND %s",
                run_.key_shown,
-               s == Status::not_owner ? "another holder has it" : "the key was gone");
-    } else if (s != Status::ok) {
+               s == Status::not_owner ? "another holder's token in the key"
+                                      : "the key gone: expired or deleted",
+               CommandEnd(group_.leader_status).text);
+        return exit_lost;
+    }
+    if (s != Status::ok) {
         char why[why_max];
         describe(s, t, why, sizeof why);
         report("run %s: warning: release failed (%s); the lock expires by its TTL", run_.key_shown,
@@ -443,7 +474,7 @@ int Supervision::run(const Target& t) {
     const bool terminal = let_go();
     wait_until_done();
 
-    const int lost = note_.why.load();
+    int lost = note_.why.load();
     bool gone = true;
     reap_all(group_, guardian_);
     const bool stalled = guardian_.killed();
@@ -454,6 +485,11 @@ int Supervision::run(const Target& t) {
         gone = stop_after_loss(static_cast<Status>(lost));
     }
     renewals_.stop();
+    if (lost < 0 && !stalled && (lost = note_.why.load()) >= 0) {
+        // Reported after COMMAND's group had ended, before the renewals stopped (when stalled,
+        // the guardian's kill says it below).
+        gone = stop_after_loss(static_cast<Status>(lost));
+    }
     if (terminal) (void)tcsetpgrp(STDIN_FILENO, getpgrp());  // SIGTTOU is ignored
     const bool killed = guardian_.finish();
     if (killed && (lost < 0 || stalled)) {

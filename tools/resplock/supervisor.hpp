@@ -41,8 +41,10 @@ struct RunRequest {
 
 // Runs COMMAND while holding `lock` (held, with validity left) and renewing it every ttl_ms/3 on
 // a thread over `port`'s clock; releases it once COMMAND's group has ended. Returns COMMAND's exit
-// status (128+N if it died of signal N), 70 if the lock was lost (the group was stopped), or 126
-// if COMMAND could not be started (the lock is released then). `t` names the server in messages.
+// status (128+N if it died of signal N); 70 if the lock was lost, whatever COMMAND returned (a
+// renewal reported it and the group was stopped, or the release found the key gone or another's:
+// the message gives COMMAND's own status); or 126 if COMMAND could not be started (the lock is
+// released then). `t` names the server in messages.
 int supervise(const RunLock& lock, const RunRequest& run, const Target& t,
               const resplock_port_t& port);
 

@@ -37,7 +37,7 @@ extern "C" {
 
 /* Storage sizes of the C++ objects behind the handles, for ILP32 and LP64 targets. The library
  * checks at compile time that its objects fit. */
-#define RESPLOCK_CONN_STORAGE (272 + 20 * sizeof(void*))
+#define RESPLOCK_CONN_STORAGE (280 + 21 * sizeof(void*))
 #define RESPLOCK_LOCK_STORAGE (176 + 6 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
 /* What an owner label adds to a token buffer (RESPLOCK_MAX_OWNER_LEN and ':', rounded up). */
 #define RESPLOCK_OWNER_STORAGE ((size_t)(RESPLOCK_MAX_OWNER_LEN + 8) / 8 * 8)

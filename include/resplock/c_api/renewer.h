@@ -1,8 +1,8 @@
 /* resplock renewal driver for C programs (C99): keeps up to RESPLOCK_MAX_RENEWED locks alive
  * from the caller's own loop, with no thread and no allocation.
  *
- * resplock_renewer_tick() extends each watched lock once a third of its watch TTL has passed
- * since its last successful renewal, retries a failed renewal after
+ * resplock_renewer_tick() extends each watched lock min(ttl/3, (remaining - margin)/2) ms after
+ * its last successful renewal (remaining: once its reply is in), retries a failed renewal after
  * min(ttl/10, (remaining - margin)/2) ms while validity lasts, and calls the lost callback (the
  * lock is then no longer watched) when the server says the lock is gone (not_owner, expired) or
  * its local validity falls to its loss margin before a renewal succeeded (expired). The margin is
@@ -52,11 +52,13 @@ typedef void (*resplock_renewer_lost_fn)(void* user, resplock_lock_t* lock, resp
 /* An empty renewer. Returns ok, or invalid_argument for NULL. */
 resplock_status_t resplock_renewer_init(resplock_renewer_t* renewer);
 
-/* Starts renewing `lock` (which must outlive the watch) with ttl_ms every ttl_ms/3, and reports
- * it lost once its validity left falls to loss_margin_ms (0: when it runs out); `on_lost` may be
- * NULL. Returns ok, invalid_argument (NULL, lock not held, ttl_ms outside 1..RESPLOCK_MAX_TTL_MS,
- * loss_margin_ms not below ttl_ms, or already watched) or too_large (RESPLOCK_MAX_RENEWED
- * watched). */
+/* Starts renewing `lock` (which must outlive the watch) with ttl_ms every ttl_ms/3, or sooner
+ * when the margin would be reached first, and reports it lost once its validity left falls to
+ * loss_margin_ms (0: when it runs out); `on_lost` may be NULL. A renewal grants at most
+ * ttl_ms - ttl_ms/100 - 2 ms of validity, which must exceed the margin by 2 ms at least. Returns
+ * ok, invalid_argument (NULL, lock not held, ttl_ms outside 4..RESPLOCK_MAX_TTL_MS,
+ * loss_margin_ms above ttl_ms - ttl_ms/100 - 4, or already watched) or too_large
+ * (RESPLOCK_MAX_RENEWED watched). */
 resplock_status_t resplock_renewer_watch_lock(resplock_renewer_t* renewer, resplock_lock_t* lock,
                                               uint32_t ttl_ms, resplock_renewer_lost_fn on_lost,
                                               void* user, uint32_t loss_margin_ms);

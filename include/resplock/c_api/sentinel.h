@@ -33,7 +33,7 @@ extern "C" {
 /* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
  * checks at compile time that its object fits. */
 #define RESPLOCK_SENTINEL_STORAGE \
-    (2 * sizeof(void*) + (size_t)(RESPLOCK_MAX_SENTINELS + 2) * (RESPLOCK_MAX_HOST_LEN + 4) + 8)
+    (3 * sizeof(void*) + (size_t)(RESPLOCK_MAX_SENTINELS + 2) * (RESPLOCK_MAX_HOST_LEN + 4) + 8)
 
 /* A Sentinel router. Opaque. */
 typedef struct resplock_sentinel {

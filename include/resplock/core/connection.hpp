@@ -108,7 +108,34 @@ class Connection {
     // once after each send() that returned ok, and only then: the connection holds one request
     // in flight. Returns command()'s statuses for the reply: ok, an error-reply status, or
     // timeout, closed, io_error, protocol_error, too_large (the connection is then closed).
-    Status receive(resp::Reply& reply, Deadline deadline) noexcept;
+    // With `prefix`, a reply of any length is read (see resp::Parser::reset): the reply holds its
+    // first RESPLOCK_MAX_REPLY_VALUES values, and too_large means only that one value dropped on
+    // the way did not fit the buffer.
+    Status receive(resp::Reply& reply, Deadline deadline, bool prefix = false) noexcept;
+
+    // One more request on the link that carried the last one, and its reply: never reconnects
+    // and never goes through the router, so it reaches the very node that answered (a WAIT counts
+    // only the writes of its own connection). With `prefix`, as receive(). Returns receive()'s
+    // statuses, too_large / invalid_argument as send(), or closed with request_sent() false when
+    // that link is gone (closed since, or never opened).
+    Status follow_up(const std::string_view* args, std::size_t count, resp::Reply& reply,
+                     Deadline deadline, bool prefix = false) noexcept {
+        request_sent_ = false;
+        if (!connected_) {
+            error_reply_ = false;
+            return Status::closed;
+        }
+        const Status s = transmit(args, count, deadline);
+        return s != Status::ok ? s : receive(reply, deadline, prefix);
+    }
+
+    // After a write this connection carried and the server granted (a lock taken or renewed):
+    // whether the node that took it is still the one the router writes to, before `deadline`.
+    // ok without a router, or when the router has no such check (a Cluster); a Sentinel asks
+    // the sentinels (see "resplock/ha/sentinel.hpp") and returns not_replicated when they name
+    // another master or cannot tell: the write will not last. Defined in
+    // "resplock/core/router.hpp".
+    Status confirm_write(Deadline deadline) noexcept;
 
     // command() with a deadline of config().timeout_ms from now.
     Status command(const std::string_view* args, std::size_t count, resp::Reply& reply) noexcept {

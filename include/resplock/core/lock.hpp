@@ -89,17 +89,20 @@ class Lock {
     // invalid_argument (bad key, ttl_ms outside 1..max_ttl_ms, or this object already holds a
     // lock that has not expired locally), random_failed, unknown_outcome (the request went out
     // but its reply was lost), protocol_error / too_large (the reply was malformed or not the
-    // expected one), any connect/handshake status of Connection::command, or an error-reply
-    // status. After unknown_outcome, protocol_error or too_large the lock is not held, but the
-    // token is kept (remaining_ms() 0) so release() can remove a key the server may have set;
-    // otherwise it expires by its TTL.
+    // expected one), not_replicated (see set_replicas(): through a router or with replicas
+    // asked for, the write was not confirmed and was given back), any connect/handshake status
+    // of Connection::command, or an error-reply status (try_again: CLUSTERDOWN or TRYAGAIN, the
+    // SET did not run). After unknown_outcome, protocol_error or too_large the lock is not held,
+    // but the token is kept (remaining_ms() 0) so release() can remove a key the server may have
+    // set; otherwise it expires by its TTL.
     Status acquire(std::uint32_t ttl_ms) noexcept;
 
     // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
     // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
-    // was sent, and loading / server_busy replies (the server did not run the SET), are retried
-    // within the wait; the last one is returned when it runs out.
+    // was sent, loading / server_busy / try_again replies (the server did not run the SET), and
+    // not_replicated (the acquisition was given back; after a failover the next attempt finds
+    // the new master) are retried within the wait; the last one is returned when it runs out.
     // Returns acquire()'s statuses; busy when the wait ran out with the lock still held;
     // invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
@@ -164,15 +167,28 @@ class Lock {
     // only if that release failed) and an extend keeps no more validity than the lock had before
     // it (the earlier of the old end and the new one), and both return not_replicated; an error
     // reply to WAIT returns its status, and a reply that is not a count protocol_error, with the
-    // same clean-up. 0 turns it off (the default). Returns ok, or invalid_argument (over
-    // max_replicas: nothing changes).
+    // same clean-up. The WAIT runs on the very connection that carried the write
+    // (Connection::follow_up): if that link is gone, the write counts as not acknowledged.
+    // Through a router the write must also be confirmed by it (Connection::confirm_write: a
+    // Sentinel's master must still be the one the sentinels name), with the same clean-up and
+    // not_replicated when it is not, whether or not replicas were asked for. 0 turns it off (the
+    // default). Returns ok, or invalid_argument (over max_replicas: nothing changes).
     Status set_replicas(std::uint32_t replicas) noexcept;
     // How many replicas acknowledged the last WAIT (0 before any, when its reply was not a count,
     // or when no time was left to send it), at most max_replicas.
-    std::uint32_t replicas_acknowledged() const noexcept {
-        return replicate_ != nullptr ? acknowledged_ : 0U;
-    }
+    std::uint32_t replicas_acknowledged() const noexcept { return acknowledged_; }
     static constexpr std::uint32_t max_replicas = 255;
+
+    // What follows a granted acquisition or extend (ttl_ms 0: an acquisition) sent at sent_at
+    // with wait_ms to go, when the write needs confirming: the WAIT of set_replicas(), then the
+    // router's Connection::confirm_write(); when either fails, an acquisition is given back, an
+    // extend keeps no more validity than the lock had before it, and the connection is closed so
+    // that the next command finds its node afresh (through a router: the current master).
+    // Installed as a pointer by set_replicas() and, for every lock on its connection, by a
+    // Router, so that a firmware with neither links none of it (replicas.cpp).
+    using WriteCheck = Status (*)(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                                  std::uint32_t wait_ms) noexcept;
+    static WriteCheck write_check() noexcept;
 
     // The token of the current or last attempted hold; empty when there is none.
     std::string_view token() const noexcept { return {token_, token_len_}; }
@@ -186,7 +202,7 @@ class Lock {
     // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                       std::uint32_t wait_ms) noexcept;
-    Status owner_result(Status s, const resp::Reply& reply) noexcept;
+    Status owner_result(Status s, const resp::Reply& reply, bool key_only = true) noexcept;
     // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
     // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
     // labelled form keeps a token of any length up to max_token_len (lock_options.cpp).
@@ -197,17 +213,14 @@ class Lock {
     Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
     void drop() noexcept;
     // After an acquisition (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to
-    // go, that returned s: s, or, when set_replicas() installed the wait and s is ok, what
-    // replicated() answers.
+    // go, that returned s: s, or, when s is ok and a write check is installed, its answer.
     Status confirmed(Status s, std::uint32_t sent_at, std::uint32_t ttl_ms,
                      std::uint32_t wait_ms) noexcept {
-        return s == Status::ok && replicate_ != nullptr
-                   ? replicate_(*this, sent_at, ttl_ms, wait_ms)
-                   : s;
+        return s == Status::ok && check_ != nullptr ? check_(*this, sent_at, ttl_ms, wait_ms) : s;
     }
-    // The WAIT and what follows from its answer (replicas.cpp); installed by set_replicas().
-    static Status replicated(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
-                             std::uint32_t wait_ms) noexcept;
+    // The write check (replicas.cpp).
+    static Status settle(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                         std::uint32_t wait_ms) noexcept;
 
     Connection& conn_;
     char key_[RESPLOCK_MAX_KEY_LEN];
@@ -215,13 +228,11 @@ class Lock {
     char token_[max_token_len];
     std::size_t token_len_ = 0;
     Validity validity_;
-    // Null unless set_replicas() asked for acknowledgements: a pointer, so that a firmware that
-    // never asks links none of it.
-    Status (*replicate_)(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
-                         std::uint32_t wait_ms) noexcept = nullptr;
-    // Set by set_replicas(), read only once it installed replicate_.
-    std::uint8_t replicas_;
-    std::uint8_t acknowledged_;
+    // Null unless set_replicas() asked for acknowledgements or the connection has a router: a
+    // pointer, so that a firmware with neither links none of it.
+    WriteCheck check_ = nullptr;
+    std::uint8_t replicas_ = 0;
+    std::uint8_t acknowledged_ = 0;
 };
 
 // Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the

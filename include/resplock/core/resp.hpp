@@ -54,8 +54,12 @@ class Parser {
     // `values` receives the parsed values; `capacity` bounds how many one reply may have.
     Parser(Value* values, std::size_t capacity) noexcept;
 
-    // Forget any progress and start a new reply.
-    void reset() noexcept;
+    // Forget any progress and start a new reply. With `prefix`, the reply may be of any size:
+    // the first `capacity` values are kept, every later one is parsed, checked and dropped (its
+    // array counts are not limited by RESPLOCK_MAX_ARRAY_ELEMENTS, only by 2^32 - 1), and
+    // compact() lets the caller free the bytes of dropped values. For a reply whose size grows
+    // with a deployment (a master's ROLE lists every replica) when only its start is needed.
+    void reset(bool prefix = false) noexcept;
 
     // Parse buf[0..len).
     // Returns: ok (a complete reply: consumed() bytes, reply() values); incomplete (call again
@@ -67,7 +71,14 @@ class Parser {
     // After ok or an error, later calls return the same result until reset().
     Status parse(const char* buf, std::size_t len) noexcept;
 
-    // Bytes of the complete reply (valid after ok).
+    // In prefix mode, once values are being dropped: moves the bytes not yet parsed down over
+    // those of the values already dropped, and returns how many bytes of buf[0..len) are left
+    // (len itself when nothing can go). The next parse() is then given that many (plus new ones).
+    // The kept values' views stay valid. A dropped bulk string must still fit the buffer whole.
+    std::size_t compact(char* buf, std::size_t len) noexcept;
+
+    // Bytes of the complete reply (valid after ok; in prefix mode, after compact(), of what is
+    // left of it).
     std::size_t consumed() const noexcept { return pos_; }
     // The parsed values (complete after ok; views into the buffer given to parse()).
     Reply reply() const noexcept { return {values_, count_}; }
@@ -85,9 +96,11 @@ class Parser {
     std::size_t scan_;        // how far the current header line has been searched for CR LF
     std::int64_t bulk_len_;   // declared length of a bulk string whose payload is awaited, or -1
     std::size_t bulk_start_;  // offset of that payload
+    std::size_t kept_;        // end of the kept values' bytes once values are dropped, else 0
     std::uint32_t depth_;     // open arrays
     std::uint32_t remaining_[RESPLOCK_MAX_DEPTH];  // elements still expected per open array
     Status state_;
+    bool prefix_;
 };
 
 // Encodes one command, an array of `count` bulk strings (binary-safe), into out[0..capacity).

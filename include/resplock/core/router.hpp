@@ -12,6 +12,7 @@
 
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/core/status.hpp"
 
@@ -67,12 +68,25 @@ class Router {
         return command_(*this, conn, args, count, reply, deadline);
     }
 
+    // Called by Connection::confirm_write(), after a write this connection carried was granted:
+    // ok when the node conn talked to is still the one to write to, before `deadline`; else
+    // not_replicated (the write will not last). ok for a router without such a check.
+    Status confirm_write(Connection& conn, Deadline deadline) noexcept {
+        return confirm_ != nullptr ? confirm_(*this, conn, deadline) : Status::ok;
+    }
+    // The check every Lock on this router's connection runs after a granted acquisition or
+    // extend (Lock::write_check: the WAIT it asked for, then confirm_write()).
+    Lock::WriteCheck lock_check() const noexcept { return lock_check_; }
+
   protected:
     using ConnectFn = Status (*)(Router& self, Connection& conn, Deadline deadline) noexcept;
     using CommandFn = Status (*)(Router& self, Connection& conn, const std::string_view* args,
                                  std::size_t count, resp::Reply& reply, Deadline deadline) noexcept;
-    Router(ConnectFn on_connect, CommandFn on_command) noexcept
-        : connect_(on_connect), command_(on_command) {}
+    Router(ConnectFn on_connect, CommandFn on_command, ConnectFn on_write = nullptr) noexcept
+        : connect_(on_connect),
+          command_(on_command),
+          confirm_(on_write),
+          lock_check_(Lock::write_check()) {}
     ~Router() = default;
 
     // Connects conn to host:port and runs its handshake (AUTH, SELECT, the Observer's), closing
@@ -89,12 +103,11 @@ class Router {
     }
 
     // One request and its reply on the node conn is connected to now, right after open() or
-    // dial(): no look at the idle link first, so never a reconnect (which would come back to
-    // this router's connect).
+    // dial() (Connection::follow_up): no look at the idle link first, so never a reconnect
+    // (which would come back to this router's connect).
     static Status exchange(Connection& conn, const std::string_view* args, std::size_t count,
-                           resp::Reply& reply, Deadline deadline) noexcept {
-        const Status s = conn.transmit(args, count, deadline);
-        return s != Status::ok ? s : conn.receive(reply, deadline);
+                           resp::Reply& reply, Deadline deadline, bool prefix = false) noexcept {
+        return conn.follow_up(args, count, reply, deadline, prefix);
     }
     // One request and its reply as send() then receive(): connects first (this router's
     // connect) when the link is down, but never follows a redirection.
@@ -107,7 +120,13 @@ class Router {
   private:
     ConnectFn connect_;
     CommandFn command_;
+    ConnectFn confirm_;
+    Lock::WriteCheck lock_check_;
 };
+
+inline Status Connection::confirm_write(Deadline deadline) noexcept {
+    return config_.router != nullptr ? config_.router->confirm_write(*this, deadline) : Status::ok;
+}
 
 }  // namespace resplock
 

@@ -31,7 +31,8 @@
     X(not_owner, "lock is held by someone else, not this token")                \
     X(expired, "lock has expired")                                              \
     X(too_many_redirects, "too many cluster redirections (MOVED/ASK)")          \
-    X(not_replicated, "too few replicas acknowledged the write (WAIT)")
+    X(not_replicated, "write not kept: too few replicas, or not the master")    \
+    X(try_again, "cluster cannot serve the key now (CLUSTERDOWN, TRYAGAIN)")
 
 #ifdef __cplusplus
 extern "C" {

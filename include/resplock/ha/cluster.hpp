@@ -7,8 +7,15 @@
 //                                remembered node first.
 //   -ASK <slot> <host>:<port>    the slot is being migrated and this key is already there: on
 //                                that node, ASKING (expects +OK) and then the command, once; the
-//                                remembered node does not change (the connection to the ASK node
-//                                is closed after the command, so the next one goes back).
+//                                remembered node does not change. The connection stays on the ASK
+//                                node for a follow-up (Connection::follow_up: the WAIT of a
+//                                replica-acknowledged lock counts the write there); the next
+//                                command goes back to the remembered node.
+//
+// An empty host (`MOVED 3999 :6380`) is the node that answered, whatever the length of its name.
+// A remembered node whose reply is lost (timeout, closed: frozen, powered off, failed over) or
+// that cannot be reached is forgotten: the next command asks config.host:port again, which
+// redirects to the slot's current master.
 //
 // At most RESPLOCK_MAX_REDIRECTS redirections per command, all before the command's deadline.
 // A redirection is followed only because its reply shows the node did not run the command; a
@@ -47,9 +54,15 @@ class Cluster : public Router {
     // Starts at config.host:port of the connection it is given to.
     Cluster() noexcept;
 
-    // The remembered node: the last MOVED target, or an empty host (port 0) while there is
-    // none (the connection's config.host:port is used).
+    // The remembered node: the last MOVED target, or port 0 while there is none (the
+    // connection's config.host:port is used). An empty host with a port is config.host at that
+    // port (a redirection that named no host, answered by the configured node).
     const Node& node() const noexcept { return node_; }
+    // The node of the ASK the last command followed, which the connection is still on (port 0:
+    // none; the last command went to node()). Same empty-host rule.
+    const Node& asked() const noexcept { return asked_; }
+    // A node's host as a NUL-terminated name: its own, or config.host for an empty one.
+    static const char* host_of(const Node& node, const Connection& conn) noexcept;
 
     // Forgets the remembered node: the next connect goes to config.host:port.
     void reset() noexcept { node_ = Node{}; }
@@ -64,7 +77,7 @@ class Cluster : public Router {
     //     closed; the command was not run there);
     //   an error reply to ASKING: its status (e.g. server_error), error_text() its text.
     // connect(): the remembered node, then config.host:port if the remembered node cannot be
-    // reached (connect_failed, no_host, or a timeout with time left) and the deadline allows.
+    // reached (connect_failed, no_host, timeout: forgotten) and the deadline allows.
 
   private:
     static Status on_connect(Router& self, Connection& conn, Deadline deadline) noexcept;
@@ -72,6 +85,7 @@ class Cluster : public Router {
                              std::size_t count, resp::Reply& reply, Deadline deadline) noexcept;
 
     Node node_;
+    Node asked_;
 };
 
 }  // namespace resplock

@@ -9,6 +9,17 @@
 // a replica: the write did not happen) closes the connection, resolves again and is re-sent, at
 // most RESPLOCK_MAX_REDIRECTS times. Everything happens within the one deadline of the call.
 //
+// A write counts only while the node that took it is the master the sentinels name: after a
+// lock is granted or renewed (Connection::confirm_write), every configured sentinel is asked
+// again (each with an equal share of the time left); the write is confirmed when more than half
+// of them name that node and none names another, and is otherwise not_replicated (the lock then
+// treats it as lost: see Lock::set_replicas). This catches the old master of a planned failover
+// (SENTINEL FAILOVER), which stays a master for seconds after its replica was promoted; it
+// cannot catch a write in the moment between the promotion and the sentinels noticing it (about
+// a second; Lock::set_replicas closes that), nor a master cut off from the sentinels (see
+// docs/ha.md). The check leaves the connection closed: each confirmed write costs a connection
+// to each sentinel and, at the next command, a new connection to the master.
+//
 //     resplock::Sentinel sentinel("mymaster");
 //     sentinel.add("10.0.0.2", 26379);
 //     sentinel.add("10.0.0.3", 26379);
@@ -81,14 +92,16 @@ class Sentinel final : public Router {
     // The reply to SENTINEL get-master-addr-by-name: ok (a [host, port] array: copied into
     // `out`), no_host (nil: the name is unknown), else protocol_error or the error reply's status.
     static Status parse_master_addr(const resp::Reply& reply, Node& out) noexcept;
-    // The reply to ROLE: ok if its first element is "master", read_only for another role,
-    // protocol_error for any other shape.
+    // The reply to ROLE (its first values at least: it may have been read as a prefix): ok if
+    // its first element is "master", read_only for another role, protocol_error for any other
+    // shape.
     static Status parse_role(const resp::Reply& reply) noexcept;
 
   private:
     static Status on_connect(Router& self, Connection& conn, Deadline deadline) noexcept;
     static Status on_command(Router& self, Connection& conn, const std::string_view* args,
                              std::size_t count, resp::Reply& reply, Deadline deadline) noexcept;
+    static Status on_write(Router& self, Connection& conn, Deadline deadline) noexcept;
     Status resolve(Connection& conn, Node& found, Deadline deadline) noexcept;
     Status confirm(Connection& conn, const Node& node, Deadline deadline) noexcept;
 

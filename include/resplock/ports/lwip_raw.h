@@ -21,7 +21,11 @@
  *
  * Hosts: numeric IPv4/IPv6 addresses (as the stack is built for), or names through
  * dns_gethostbyname() when LWIP_DNS is enabled, waited for within the connect timeout; without
- * LWIP_DNS a name gives RESPLOCK_PORT_NO_HOST.
+ * LWIP_DNS a name gives RESPLOCK_PORT_NO_HOST. lwIP cannot cancel a lookup: one given up on at the
+ * deadline stays asked until lwIP's answer or last retry, and that late answer is dropped, never
+ * taken for a later lookup nor written to a context (which may be closed or gone by then). Such a
+ * lookup holds one of lwIP's DNS requests until then; with all of them held, a name gives
+ * RESPLOCK_PORT_NO_HOST at once.
  *
  * Clock: the application's now hook, or lwIP's sys_now() (NO_SYS=1 needs the application to
  * provide it anyway, e.g. from SysTick). It must keep counting through the low-power modes the
@@ -33,7 +37,9 @@
  * acquire fails with RESPLOCK_STATUS_random_failed and no token is ever made.
  *
  * No heap: the state lives in the caller's resplock_lwip_raw_t (lwIP's pcb and pbufs come from
- * lwIP's own pools). Include this header where lwIP's headers (and lwipopts.h) are found.
+ * lwIP's own pools), and with LWIP_DNS in one static table shared by all contexts, a slot (a
+ * pointer and a flag) per lwIP DNS request (DNS_MAX_REQUESTS), which lwIP's DNS callbacks point at.
+ * Include this header where lwIP's headers (and lwipopts.h) are found.
  * Usable from C and C++. */
 #ifndef RESPLOCK_LWIP_RAW_H
 #define RESPLOCK_LWIP_RAW_H

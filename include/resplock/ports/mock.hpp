@@ -84,6 +84,7 @@ class MockPort {
     std::uint32_t connects = 0;
     // Where the last connect went (the host cut to RESPLOCK_MAX_HOST_LEN bytes).
     char last_host[RESPLOCK_MAX_HOST_LEN + 1] = {};
+    const char* last_host_arg = nullptr;  // the host pointer itself (any length)
     std::uint16_t last_port = 0;
     std::uint32_t closes = 0;
     std::uint32_t slept_ms = 0;

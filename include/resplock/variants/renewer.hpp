@@ -3,11 +3,13 @@
 // again after the number of milliseconds it returns (or sooner); each tick extends the locks that
 // are due and reports the ones that are lost.
 //
-// Schedule: a watched lock is extended with its watch TTL once a third of that TTL has passed
-// since the last successful renewal (the first time: since watch(), or earlier when the lock has
-// less than two thirds of the TTL left). A failed renewal that does not prove the lock gone
-// (timeout, unknown_outcome, connect_failed, a server error...) is retried after
-// min(ttl/10, (remaining - margin)/2) ms, at least 1 ms, while validity lasts.
+// Schedule: a watched lock is extended with its watch TTL min(ttl/3, (remaining - margin)/2) ms
+// after the tick that sent its last successful renewal, with remaining read once that renewal's
+// reply is in (the first time: after watch(), with remaining read at watch()); at least 1 ms. So
+// a lock is renewed every third of the TTL, or sooner when its margin would be reached first (a
+// margin above about two thirds of the TTL, a lock watched late). A failed renewal that does not
+// prove the lock gone (timeout, unknown_outcome, connect_failed, a server error...) is retried
+// after min(ttl/10, (remaining - margin)/2) ms, at least 1 ms, while validity lasts.
 //
 // Loss margin: the time the caller needs to stop the protected work once told (e.g. SIGTERM, a
 // grace period, SIGKILL). A lock is reported lost as soon as its validity left falls to its
@@ -58,13 +60,17 @@ class Renewer {
     Renewer(const Renewer&) = delete;
     Renewer& operator=(const Renewer&) = delete;
 
-    // Starts renewing `lock` (which must outlive the watch) with `ttl_ms` every ttl_ms/3, and
-    // reports it lost once its validity left falls to loss_margin_ms. L is any lock with
-    // Status extend(std::uint32_t ttl, std::uint32_t wait_ms), std::uint32_t remaining_ms() const
-    // and std::string_view token() const (resplock::Lock and the other lock kinds). Returns ok,
-    // invalid_argument (the lock is not held, ttl_ms outside 1..max_ttl_ms, loss_margin_ms not
-    // below ttl_ms, or the lock is already watched), or too_large (RESPLOCK_MAX_RENEWED locks are
-    // watched already).
+    // Starts renewing `lock` (which must outlive the watch) with `ttl_ms` on the schedule above
+    // (every ttl_ms/3, or sooner for a large margin), and reports it lost once its validity left
+    // falls to loss_margin_ms. A renewal grants at most ttl_ms - drift of validity (drift =
+    // ttl_ms/100 + 2, as remaining_ms() counts it), which must exceed the margin by 2 ms at least
+    // for the next renewal, 1 ms later at the soonest, to come before the margin: so
+    // loss_margin_ms may be at most ttl_ms - ttl_ms/100 - 4, and ttl_ms at least 4. L is any lock
+    // with Status extend(std::uint32_t ttl, std::uint32_t wait_ms), std::uint32_t remaining_ms()
+    // const and std::string_view token() const (resplock::Lock and the other lock kinds). Returns
+    // ok, invalid_argument (the lock is not held, ttl_ms outside 4..max_ttl_ms, loss_margin_ms
+    // above ttl_ms - ttl_ms/100 - 4, or the lock is already watched), or too_large
+    // (RESPLOCK_MAX_RENEWED locks are watched already).
     template <class L>
     Status watch(L& lock, std::uint32_t ttl_ms, LostFn on_lost = nullptr, void* user = nullptr,
                  std::uint32_t loss_margin_ms = 0) noexcept {

@@ -1,8 +1,10 @@
 // Unit tests of the RESP2 codec: every reply type, every way of splitting it, every malformed
 // class, and the command encoder.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <string_view>
 
 #include "check.hpp"
@@ -13,6 +15,7 @@ using resplock::Status;
 using resplock::resp::encode_command;
 using resplock::resp::format_decimal;
 using resplock::resp::Parser;
+using resplock::resp::Reply;
 using resplock::resp::Type;
 using resplock::resp::Value;
 
@@ -537,6 +540,115 @@ TEST(more_values_than_capacity_is_too_large) {
     rejects("+OK\r\n"sv, Status::too_large, 0);
     // The boundary: exactly enough room.
     CHECK_EQ(feed_whole("*2\r\n:1\r\n:2\r\n"sv, 3).status, Status::ok);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prefix mode: a reply of any size, its first values kept
+
+namespace {
+
+// A master's ROLE reply with `replicas` replicas: 3 + (1 + 4 per replica) values.
+std::string role_of_master(int replicas) {
+    std::string r = "*3\r\n$6\r\nmaster\r\n:1234\r\n*" + std::to_string(replicas) + "\r\n";
+    for (int i = 0; i < replicas; ++i) {
+        const std::string port = std::to_string(6380 + i);
+        r += "*3\r\n$9\r\n127.0.0.1\r\n$" + std::to_string(port.size()) + "\r\n" + port +
+             "\r\n$4\r\n1234\r\n";
+    }
+    return r;
+}
+
+// Feeds `bytes` in steps of `step` through a buffer of `room` bytes, as Connection::receive
+// does: compact() whenever the buffer is full. Returns the status; `out` the kept values.
+Status feed_prefix(std::string_view bytes, std::size_t room, std::size_t step, Value* values,
+                   std::size_t capacity, Reply& out, std::string& buf) {
+    buf.assign(room, '\0');
+    Parser p(values, capacity);
+    p.reset(true);
+    std::size_t used = 0;
+    std::size_t fed = 0;
+    for (;;) {
+        if (used == room) used = p.compact(buf.data(), used);
+        if (used == room) return Status::too_large;
+        if (fed == bytes.size()) return Status::incomplete;
+        std::size_t n = std::min({step, room - used, bytes.size() - fed});
+        std::memcpy(buf.data() + used, bytes.data() + fed, n);
+        used += n;
+        fed += n;
+        const Status s = p.parse(buf.data(), used);
+        if (s == Status::incomplete) continue;
+        if (s == Status::ok) {
+            out = p.reply();
+            if (!CHECK_EQ(p.consumed(), used) || !CHECK_EQ(fed, bytes.size())) {
+                return Status::protocol_error;
+            }
+        }
+        return s;
+    }
+}
+
+}  // namespace
+
+TEST(prefix_mode_keeps_the_first_values_of_a_reply_of_any_size) {
+    for (const int replicas : {0, 1, 2, 3, 17, 200}) {
+        const std::string bytes = role_of_master(replicas);
+        for (const std::size_t step : {std::size_t{1}, std::size_t{7}, bytes.size()}) {
+            Value values[RESPLOCK_MAX_REPLY_VALUES];
+            Reply reply;
+            std::string buf;
+            // A buffer much smaller than the reply: the dropped values' bytes are freed.
+            const Status s =
+                feed_prefix(bytes, 96, step, values, RESPLOCK_MAX_REPLY_VALUES, reply, buf);
+            if (!CHECK_EQ(s, Status::ok)) {
+                std::printf("      %d replicas, step %zu\n", replicas, step);
+                continue;
+            }
+            CHECK_EQ(reply.count,
+                     std::min<std::size_t>(RESPLOCK_MAX_REPLY_VALUES,
+                                           4 + 4 * static_cast<std::size_t>(replicas)));
+            CHECK(reply.top().is(Type::array));
+            CHECK_EQ(reply.values[1].text(), "master"sv);
+            CHECK_EQ(reply.values[2].integer, 1234);
+            CHECK_EQ(reply.values[3].size, static_cast<std::uint32_t>(replicas));
+        }
+    }
+}
+
+TEST(prefix_mode_still_checks_what_it_drops) {
+    Value values[2];
+    Reply reply;
+    std::string buf;
+    // A malformed value after the kept ones.
+    CHECK_EQ(feed_prefix("*3\r\n:1\r\n:2\r\n!x\r\n"sv, 64, 1, values, 2, reply, buf),
+             Status::protocol_error);
+    // A dropped bulk string over the length limit, or one that cannot fit the buffer whole.
+    CHECK_EQ(feed_prefix("*3\r\n:1\r\n:2\r\n$99999999\r\n"sv, 64, 3, values, 2, reply, buf),
+             Status::too_large);
+    const std::string big = "*3\r\n:1\r\n:2\r\n$100\r\n" + std::string(100, 'x') + "\r\n";
+    CHECK_EQ(feed_prefix(big, 64, 5, values, 2, reply, buf), Status::too_large);
+    CHECK_EQ(feed_prefix(big, 128, 5, values, 2, reply, buf), Status::ok);
+    // Depth is still limited, and counts beyond 2^32 - 1 are refused.
+    std::string deep;
+    for (int i = 0; i <= RESPLOCK_MAX_DEPTH; ++i)
+        deep += "*1\r\n";
+    CHECK_EQ(feed_prefix(deep, 64, 1, values, 2, reply, buf), Status::too_large);
+    CHECK_EQ(feed_prefix("*4294967296\r\n"sv, 64, 1, values, 2, reply, buf), Status::too_large);
+    // Not in prefix mode: the same reply is too large, as before.
+    rejects("*3\r\n:1\r\n:2\r\n:3\r\n"sv, Status::too_large, 2);
+    // No room to keep anything: every value is parsed and dropped, nothing is written.
+    Reply none;
+    CHECK_EQ(feed_prefix("*2\r\n:1\r\n:2\r\n"sv, 64, 1, values, 0, none, buf), Status::ok);
+    CHECK_EQ(none.count, 0U);
+}
+
+TEST(prefix_mode_declared_counts_are_only_counted_down) {
+    // A count over RESPLOCK_MAX_ARRAY_ELEMENTS is read in prefix mode, and an unfinished array
+    // stays incomplete: nothing is reserved or looped on its strength.
+    Value values[4];
+    Reply reply;
+    std::string buf;
+    CHECK_EQ(feed_prefix("*4000000000\r\n:1\r\n:2\r\n"sv, 64, 2, values, 4, reply, buf),
+             Status::incomplete);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 // Cluster router over the mock port: parsing of MOVED / ASK and its limits (bad slot, missing or
 // bad port, oversized host), MOVED remembered, ASK for one command (ASKING first, refused or
-// answered oddly), an empty host, the redirection limit, the fallback to the configured node,
-// no re-send of a command whose reply was lost, and the redirect event.
+// answered oddly; the link kept there for a follow-up), an empty host (also for a configured
+// name longer than a Node holds), the redirection limit, the fallback to the configured node
+// (unreachable or timed-out remembered node), no re-send of a command whose reply was lost,
+// CLUSTERDOWN / TRYAGAIN as try_again, and the redirect event.
 #include <cstring>
 #include <string_view>
 
@@ -153,8 +155,14 @@ TEST(ask_sends_asking_then_the_command_once_there) {
     CHECK_EQ(f.run(), Status::ok);
     CHECK(f.reply.top().equals("v"));
     f.at("other", 7002);
-    CHECK(!f.m.conn.connected());        // the ASK node's connection is closed
+    CHECK(f.m.conn.connected());  // the link stays on the ASK node, for a follow-up there
+    CHECK_EQ(std::string_view(f.cluster.asked().host), std::string_view("other"));
     CHECK_EQ(f.cluster.node().port, 0);  // nothing remembered
+    // A follow-up (a WAIT) goes to the node that ran the command, without a redirection.
+    f.m.mock.expect(get_wire).reply("$1\r\nv\r\n");
+    CHECK_EQ(f.m.conn.follow_up(get, 2, f.reply, resplock::Deadline::after(f.m.mock.port(), 100)),
+             Status::ok);
+    CHECK_EQ(f.m.mock.connects, 2U);
     // The next command goes back to the configured node.
     f.m.mock.on_connect().expect(get_wire).reply("$1\r\nw\r\n");
     CHECK_EQ(f.run(), Status::ok);
@@ -195,7 +203,11 @@ TEST(asking_refused_or_odd_fails_the_command) {
             .expect(asking_wire)
             .reply("-ERR unknown command 'ASKING'\r\n");
         CHECK_EQ(f.run(), Status::server_error);
-        CHECK(!f.m.conn.connected());
+        CHECK(f.m.mock.done());
+        // The next command leaves the ASK node.
+        f.m.mock.on_connect().expect(get_wire).reply(":1\r\n");
+        CHECK_EQ(f.run(), Status::ok);
+        f.at("seed", 7000);
         CHECK(f.m.mock.done());
     }
     {
@@ -241,9 +253,33 @@ TEST(an_empty_host_is_the_node_that_answered) {
         .reply(":1\r\n");
     CHECK_EQ(f.run(), Status::ok);
     f.at("seed", 6382);
-    CHECK_EQ(std::string_view(f.cluster.node().host), std::string_view("seed"));
+    CHECK_EQ(std::string_view(Cluster::host_of(f.cluster.node(), f.m.conn)),
+             std::string_view("seed"));
     CHECK_EQ(static_cast<unsigned>(f.cluster.node().port), 6380U);
     CHECK(f.m.mock.done());
+}
+
+TEST(an_empty_host_is_followed_when_the_configured_host_is_longer_than_a_node_holds) {
+    // A configured name longer than RESPLOCK_MAX_HOST_LEN (e.g. a long service name): a
+    // redirection to `:port` means that name, and is followed.
+    static char long_host[RESPLOCK_MAX_HOST_LEN + 20];
+    for (std::size_t i = 0; i + 1 < sizeof long_host; ++i)
+        long_host[i] = 'h';
+    Cluster cluster;
+    ConnectionConfig cfg = Fixture::config(cluster, nullptr);
+    cfg.host = long_host;
+    support::MockConnection<> m(cfg);
+    m.mock.on_connect()
+        .expect(get_wire)
+        .reply("-MOVED 3999 :6380\r\n")
+        .on_connect()
+        .expect(get_wire)
+        .reply(":1\r\n");
+    resplock::resp::Reply reply;
+    CHECK_EQ(m.conn.command(get, 2, reply), Status::ok);
+    CHECK(m.mock.last_host_arg == long_host);
+    CHECK_EQ(static_cast<unsigned>(m.mock.last_port), 6380U);
+    CHECK(m.mock.done());
 }
 
 TEST(a_redirection_loop_ends_with_too_many_redirects) {
@@ -307,9 +343,12 @@ TEST(other_error_replies_are_returned_as_they_are) {
         .expect(get_wire)
         .reply("-CROSSSLOT Keys in request don't hash to the same slot\r\n")
         .expect(get_wire)
-        .reply("-TRYAGAIN Multiple keys request during rehashing of slot\r\n");
+        .reply("-TRYAGAIN Multiple keys request during rehashing of slot\r\n")
+        .expect(get_wire)
+        .reply("-CLUSTERDOWN The cluster is down\r\n");
     CHECK_EQ(f.run(), Status::server_error);
-    CHECK_EQ(f.run(), Status::server_error);
+    CHECK_EQ(f.run(), Status::try_again);
+    CHECK_EQ(f.run(), Status::try_again);
     CHECK(f.m.conn.connected());
     CHECK(f.m.mock.done());
 }
@@ -341,6 +380,39 @@ TEST(an_unreachable_remembered_node_falls_back_to_the_configured_one) {
     CHECK_EQ(f.run(), Status::ok);
     f.at("seed", 7000);
     CHECK_EQ(f.cluster.node().port, 0);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_remembered_node_that_times_out_is_forgotten) {
+    // A frozen master (SIGSTOP, powered off): its reply never comes. The command is not sent
+    // again, but the next one asks the configured node, which knows the new master.
+    Fixture f;
+    f.m.mock.on_connect()
+        .expect(get_wire)
+        .reply("-MOVED 3999 frozen:1\r\n")
+        .on_connect()
+        .expect(get_wire)
+        .reply(":1\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    f.m.mock.expect(get_wire).recv_timeout();
+    CHECK_EQ(f.run(), Status::timeout);
+    CHECK_EQ(f.cluster.node().port, 0);
+    f.m.mock.on_connect()
+        .expect(get_wire)
+        .reply("-MOVED 3999 promoted:2\r\n")
+        .on_connect()
+        .expect(get_wire)
+        .reply(":2\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    f.at("promoted", 2);
+    // A remembered node whose connect times out is forgotten as well.
+    f.m.conn.close();
+    f.m.mock.on_connect(RESPLOCK_PORT_TIMEOUT);
+    CHECK_EQ(f.run(), Status::timeout);
+    CHECK_EQ(f.cluster.node().port, 0);
+    f.m.mock.on_connect().expect(get_wire).reply(":3\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    f.at("seed", 7000);
     CHECK(f.m.mock.done());
 }
 

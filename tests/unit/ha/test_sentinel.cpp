@@ -1,18 +1,22 @@
 // The Sentinel router over the mock port: resolution through the sentinels in order (nil, error
 // and malformed replies: the next sentinel), the final statuses (unreachable, unknown name, never
-// a master), ROLE confirmation and re-resolution, -READONLY re-sends and their limit, the
-// parsers on replies of every shape, and the limits of add() and the master name.
+// a master), ROLE confirmation (also of a master with many replicas, whose reply outgrows the
+// buffer) and re-resolution, -READONLY re-sends and their limit, the confirmation of a granted
+// write by the sentinels (a majority names the node, none another), the parsers on replies of
+// every shape, and the limits of add() and the master name.
 #include <cstdio>
 #include <string>
 
 #include "check.hpp"
 #include "mock_connection.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/ha/sentinel.hpp"
 #include "resplock/ports/mock.hpp"
 #include "wire.hpp"
 
 using resplock::ConnectionConfig;
+using resplock::Lock;
 using resplock::Node;
 using resplock::Sentinel;
 using resplock::Status;
@@ -33,6 +37,21 @@ const std::string_view addr_6381 = "*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6381\r\n";
 const std::string_view is_master = "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n";
 const std::string_view is_slave =
     "*5\r\n$5\r\nslave\r\n$9\r\n127.0.0.1\r\n:6381\r\n$9\r\nconnected\r\n:0\r\n";
+
+// A master's ROLE reply with `replicas` replicas (4 + 4 per replica values).
+std::string role_of_master(int replicas) {
+    std::string r = "*3\r\n$6\r\nmaster\r\n:99\r\n*" + std::to_string(replicas) + "\r\n";
+    for (int i = 0; i < replicas; ++i) {
+        const std::string port = std::to_string(6390 + i);
+        r += "*3\r\n$9\r\n127.0.0.1\r\n$4\r\n" + port + "\r\n$2\r\n99\r\n";
+    }
+    return r;
+}
+
+const std::string_view set0 = wire::cmd({"SET", "k", wire::token0, "NX", "PX", "1000"});
+const std::string_view release0 = wire::cmd({"EVALSHA", wire::owner_sha, "1", "k", wire::token0});
+const std::string_view extend0 =
+    wire::cmd({"EVALSHA", wire::owner_sha, "1", "k", wire::token0, "1000"});
 
 // A connection routed by a Sentinel for "mymaster" over `sentinels` sentinels on 26379, 26380...
 struct Fixture {
@@ -114,6 +133,91 @@ TEST(resolves_confirms_and_runs_the_command_on_the_master) {
     CHECK_EQ(f.sentinel.tried(), 1U);
     CHECK(!f.sentinel.name_unknown());
     CHECK_EQ(f.m.mock.connects, 2U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_master_with_many_replicas_is_confirmed) {
+    // ROLE lists every replica: 12 values with 2 replicas, over 2 KB with 60, more than the
+    // connection keeps or its 512-byte buffer holds. Only the role is needed.
+    for (const int replicas : {2, 5, 60}) {
+        Fixture f;
+        const std::string role_reply = role_of_master(replicas);
+        f.resolves(addr_6380, role_reply).expect(ping_wire).reply("+PONG\r\n");
+        if (!CHECK_EQ(f.run(), Status::ok)) std::printf("      %d replicas\n", replicas);
+        CHECK_EQ(f.sentinel.master().port, 6380U);
+        CHECK(f.m.mock.done());
+    }
+}
+
+TEST(a_granted_write_counts_when_a_majority_of_the_sentinels_name_its_node) {
+    Fixture f(3);
+    Lock lock(f.m.conn, "k");
+    f.resolves(addr_6380, is_master).expect(set0).reply("+OK\r\n");
+    for (int i = 0; i < 3; ++i)
+        f.m.mock.on_connect().expect(ask).reply(addr_6380);
+    CHECK_EQ(lock.acquire(1000), Status::ok);
+    CHECK(lock.held());
+    CHECK_EQ(f.m.mock.connects, 5U);  // every sentinel was asked
+    CHECK(!f.m.conn.connected());     // the next command finds the master afresh
+    CHECK(f.m.mock.done());
+    // One sentinel unreachable: two of three still name the node.
+    f.resolves(addr_6380, is_master).expect(extend0).reply(":1\r\n");
+    f.m.mock.on_connect(RESPLOCK_PORT_REFUSED)
+        .on_connect()
+        .expect(ask)
+        .reply(addr_6380)
+        .on_connect()
+        .expect(ask)
+        .reply(addr_6380);
+    CHECK_EQ(lock.extend(1000), Status::ok);
+    CHECK(f.m.mock.done());
+}
+
+TEST(an_acquisition_on_a_replaced_master_does_not_count_and_is_given_back) {
+    // A planned failover: the old master still answers as one, but a sentinel names the promoted
+    // replica. The acquisition is not held, and its release goes to the new master.
+    Fixture f(3);
+    Lock lock(f.m.conn, "k");
+    f.resolves(addr_6380, is_master).expect(set0).reply("+OK\r\n");
+    f.m.mock.on_connect().expect(ask).reply(addr_6380).on_connect().expect(ask).reply(addr_6381);
+    f.resolves(addr_6381, is_master).expect(release0).reply(":0\r\n");
+    CHECK_EQ(lock.acquire(1000), Status::not_replicated);
+    CHECK(!lock.held());
+    CHECK(lock.token().empty());
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_renewal_on_a_replaced_master_keeps_only_the_old_validity) {
+    Fixture f(1);
+    Lock lock(f.m.conn, "k");
+    f.resolves(addr_6380, is_master).expect(set0).reply("+OK\r\n");
+    f.m.mock.on_connect().expect(ask).reply(addr_6380);
+    CHECK_EQ(lock.acquire(1000), Status::ok);
+    f.m.mock.advance(400);
+    const std::uint32_t before = lock.remaining_ms();
+    f.resolves(addr_6380, is_master).expect(extend0).reply(":1\r\n");
+    f.m.mock.on_connect().expect(ask).reply(addr_6381);
+    CHECK_EQ(lock.extend(1000), Status::not_replicated);
+    CHECK(lock.remaining_ms() <= before);  // no new validity
+    CHECK(!lock.token().empty());          // still ours where the key was replicated
+    CHECK(!f.m.conn.connected());
+    CHECK(f.m.mock.done());
+}
+
+TEST(a_write_no_majority_of_sentinels_confirms_does_not_count) {
+    Fixture f(3);
+    Lock lock(f.m.conn, "k");
+    f.resolves(addr_6380, is_master).expect(set0).reply("+OK\r\n");
+    f.m.mock.on_connect(RESPLOCK_PORT_REFUSED)
+        .on_connect()
+        .expect(ask)
+        .reply(addr_6380)
+        .on_connect(RESPLOCK_PORT_REFUSED);
+    f.resolves(addr_6380, is_master).expect(release0).reply(":1\r\n");
+    CHECK_EQ(lock.acquire(1000), Status::not_replicated);
+    CHECK(!lock.held());
+    CHECK(lock.token().empty());
     CHECK(f.m.mock.done());
 }
 

@@ -62,6 +62,23 @@ TEST(one_attempt_takes_a_free_lock_with_the_ttl_the_server_reports) {
     CHECK(f.mock.done());
 }
 
+TEST(a_wrongtype_release_keeps_the_token_it_says_nothing_of_who_holds_key) {
+    // The release script also touches the queue keys: a WRONGTYPE may come from one of them
+    // (another client's plain lock named like the queue). The holder keeps its token and is
+    // told of the error, instead of dropping a lock that KEY still holds.
+    Fixture f;
+    f.mock.on_connect()
+        .expect(once0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(release0)
+        .reply("-WRONGTYPE Operation against a key holding the wrong kind of value\r\n");
+    CHECK_EQ(f.lock.acquire(10000), Status::ok);
+    CHECK_EQ(f.lock.release(), Status::wrong_type);
+    CHECK(f.lock.token() == token0);
+    CHECK(!f.lock.held());
+    CHECK(f.mock.done());
+}
+
 TEST(one_attempt_that_finds_the_lock_busy_does_not_queue) {
     Fixture f;
     f.mock.on_connect().expect(once0).reply(busy_5s);

@@ -488,3 +488,82 @@ TEST(a_silent_server_costs_no_lock_on_another_server) {
     CHECK(f.mock.mismatch() == nullptr);
     CHECK(b.mismatch() == nullptr);
 }
+
+namespace {
+
+// A server that confirms every renewal after a round trip of rtt_ms, and records the lock's
+// validity when each renewal went out (the mock clock stands still between send and recv).
+struct Timed {
+    const Lock* lock = nullptr;
+    std::uint32_t rtt_ms = 0;
+    int requests = 0;
+    std::uint32_t least_left_ms = 0xFFFFFFFFU;  // the least validity left when one went out
+    static void refill(void* user, MockPort& m, MockPort::Call call) {
+        auto& t = *static_cast<Timed*>(user);
+        if (call == MockPort::Call::connect) m.on_connect();
+        if (call == MockPort::Call::recv) {
+            ++t.requests;
+            const std::uint32_t left = t.lock->remaining_ms();
+            if (left < t.least_left_ms) t.least_left_ms = left;
+            if (t.rtt_ms > 0) m.recv_delay(t.rtt_ms);
+            m.reply(":1\r\n");
+        }
+    }
+};
+
+}  // namespace
+
+// TTL 3000 ms: a renewal grants 2968 ms of validity (drift 32 ms), only 768 ms beyond a 2200 ms
+// margin, less than a third of the TTL. Each renewal must come before the margin is reached.
+TEST(margin_above_two_thirds_of_the_ttl_is_renewed_before_validity_falls_to_it) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(wire::cmd({"SET", "k", token0, "NX", "PX", "3000"}))
+        .reply("+OK\r\n");
+    REQUIRE_EQ(f.lock.acquire(3000), Status::ok);
+    REQUIRE_EQ(f.renewer.watch(f.lock, 3000, &Lost::record, &f.lost, 2200), Status::ok);
+    Timed server{&f.lock, 5};
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(&Timed::refill, &server);
+    drive(f.renewer, f.mock, 10000, [&] {
+        CHECK(f.lock.remaining_ms() > 2200U);
+        return f.lost.calls != 0;
+    });
+    CHECK_EQ(f.lost.calls, 0);
+    CHECK(f.renewer.watches(&f.lock));
+    // First at 384 ms (half of 768), then every 381 ms, half of the 763 ms left beyond the margin
+    // once the 5 ms reply is in: 27 renewals by 10,290 ms (the first tick past 10 s), the one at
+    // 384 ms with the least validity left, 384 ms above the margin.
+    CHECK_EQ(server.requests, 27);
+    CHECK(server.least_left_ms > 2200U);
+    CHECK_EQ(server.least_left_ms, 2584U);
+    CHECK(f.mock.mismatch() == nullptr);
+}
+
+// A renewal grants ttl - drift of validity; with less than 2 ms of it beyond the margin, the next
+// renewal (1 ms later at the soonest) could not come before the lock is reported lost.
+TEST(watch_refuses_a_margin_no_renewal_can_outlast) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(wire::cmd({"SET", "k", token0, "NX", "PX", "3000"}))
+        .reply("+OK\r\n");
+    REQUIRE_EQ(f.lock.acquire(3000), Status::ok);
+    // 2968 ms of validity after a renewal.
+    CHECK_EQ(f.renewer.watch(f.lock, 3000, &Lost::record, &f.lost, 2968), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watch(f.lock, 3000, &Lost::record, &f.lost, 2967), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watching(), 0U);
+    // 2 ms beyond the margin: accepted, and kept alive by a renewal every millisecond.
+    REQUIRE_EQ(f.renewer.watch(f.lock, 3000, &Lost::record, &f.lost, 2966), Status::ok);
+    Timed server{&f.lock, 0};
+    f.mock.accept_any_send = true;
+    f.mock.on_empty(&Timed::refill, &server);
+    drive(f.renewer, f.mock, 50, [&] { return f.lost.calls != 0; });
+    CHECK_EQ(f.lost.calls, 0);
+    CHECK_EQ(server.requests, 50);
+    CHECK_EQ(server.least_left_ms, 2967U);
+    // The smallest TTLs: 3 grants 1 ms (refused with any margin), 4 grants 2 ms (margin 0 only).
+    f.renewer.unwatch(&f.lock);
+    CHECK_EQ(f.renewer.watch(f.lock, 3), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watch(f.lock, 4, nullptr, nullptr, 1), Status::invalid_argument);
+    CHECK_EQ(f.renewer.watch(f.lock, 4), Status::ok);
+}

@@ -618,3 +618,33 @@ TEST(tryagain_is_a_temporary_state) {
         }
     }
 }
+
+// A master killed (its port refuses connections) before the cluster has noticed: the other nodes
+// still redirect its keys to it, and the configured node is asked again after each refused
+// connect. That state is as temporary as a refused connection to a single server: an acquisition
+// with a wait retries for the whole wait instead of giving up at once. (The cluster is made slow
+// to notice here, so that the state lasts the whole test.)
+TEST(a_killed_master_is_retried_within_the_wait) {
+    REQUIRE(cluster().ok());
+    struct Back {
+        ~Back() {
+            CHECK(cluster().set_node_timeout(RedisCluster::node_timeout_ms));
+            CHECK(cluster().restore());
+        }
+    } back;
+    REQUIRE(cluster().set_node_timeout(60000));
+    const std::size_t master = 2;
+    const std::string key = cluster().key_on(master, "refused:");
+    cluster().kill(master);
+    Client a(0);
+    Lock lock(a.conn, key);
+    const Status once = lock.acquire(10000);
+    std::printf("    one attempt: %s\n", resplock::to_string(once));
+    CHECK(once != Status::ok);
+    const auto start = std::chrono::steady_clock::now();
+    const Status waited = lock.try_acquire(10000, 2000);
+    const double secs = support::seconds_since(start);
+    std::printf("    waiting 2 s: %s after %.2f s\n", resplock::to_string(waited), secs);
+    CHECK(waited != Status::ok);
+    CHECK(secs >= 1.9);  // retried for the whole wait
+}

@@ -258,6 +258,17 @@ bool RedisCluster::promoted(std::size_t replica, double timeout_s) {
         timeout_s);
 }
 
+bool RedisCluster::set_node_timeout(int ms) {
+    bool all = true;
+    for (std::size_t i = 0; i < nodes_.size(); ++i) {
+        if (!up(i)) continue;
+        all =
+            nodes_[i]->cli({"CONFIG", "SET", "cluster-node-timeout", std::to_string(ms)}) == "OK" &&
+            all;
+    }
+    return all;
+}
+
 bool RedisCluster::restore(double timeout_s) {
     const auto start = Clock::now();
     auto left = [&] { return timeout_s - seconds_since(start); };

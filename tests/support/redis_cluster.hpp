@@ -72,6 +72,9 @@ class RedisCluster {
     // Waits until every node that is up sees node `replica` as a master serving slots without a
     // fail flag, and answers cluster_state:ok: a failover to it is visible everywhere.
     bool promoted(std::size_t replica, double timeout_s = 30);
+    // CONFIG SET cluster-node-timeout on every node that is up (a long one keeps a stopped or
+    // killed node from being failed over for as long as a test needs).
+    bool set_node_timeout(int ms);
     // Undoes the faults: restarts killed nodes, resumes stopped ones, gives each of nodes 0..2
     // its master role back (CLUSTER FAILOVER on it) and waits for healthy().
     bool restore(double timeout_s = 60);

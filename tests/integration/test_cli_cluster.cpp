@@ -62,25 +62,6 @@ struct RestoreAfter {
     ~RestoreAfter() { CHECK(cluster().restore()); }
 };
 
-// A slot moving from node `from` to node `to` for the length of a test; then the keys the test
-// names are deleted on `to` and the move is called off.
-struct Migration {
-    unsigned slot;
-    std::size_t from;
-    std::size_t to;
-    std::vector<std::string> keys;
-    bool started = false;
-    Migration(unsigned s, std::size_t f, std::size_t t, std::vector<std::string> k)
-        : slot(s), from(f), to(t), keys(std::move(k)), started(cluster().migrate(s, f, t)) {}
-    Migration(const Migration&) = delete;
-    Migration& operator=(const Migration&) = delete;
-    ~Migration() {
-        for (const std::string& key : keys)
-            (void)cluster().asking(to, {"DEL", key});
-        CHECK(cluster().stabilize(slot, from, to));
-    }
-};
-
 }  // namespace
 
 TEST(cluster_starts) {
@@ -96,8 +77,8 @@ TEST(cli_replicas_after_ask_unreplicated_exits_69_names_the_node_and_releases) {
     RestoreAfter restore;
     const std::size_t from = 0, to = 1;
     const std::string key = cluster().key_on(from, "cli-ask-unmet:");
-    const Migration moving(cluster().slot(key), from, to, {key});
-    REQUIRE(moving.started);
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
     const std::size_t to_replica = cluster().replica_of(to);
     REQUIRE(to_replica < cluster().size());
     REQUIRE(cluster().pause(to_replica));
@@ -117,8 +98,8 @@ TEST(cli_replicas_after_ask_replicated_exits_0) {
     RestoreAfter restore;
     const std::size_t from = 0, to = 1;
     const std::string key = cluster().key_on(from, "cli-ask-met:");
-    const Migration moving(cluster().slot(key), from, to, {key});
-    REQUIRE(moving.started);
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
     const std::size_t from_replica = cluster().replica_of(from);
     REQUIRE(from_replica < cluster().size());
     REQUIRE(cluster().pause(from_replica));
@@ -254,8 +235,8 @@ TEST(cli_tryagain_exits_69_not_76) {
         std::string fence_key;
         ~Cleanup() { (void)cluster().node(0).cli({"DEL", fence_key}); }
     } cleanup{fence_key};
-    const Migration moving(cluster().slot(key), from, to, {key, fence_key});
-    REQUIRE(moving.started);
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key, fence_key});
+    REQUIRE(moving.started());
     CHECK_EQ(
         cluster().node(from).cli({"EVAL", "return 1", "2", key, fence_key}).rfind("TRYAGAIN", 0),
         std::size_t{0});

@@ -83,25 +83,6 @@ struct RestoreAfter {
     ~RestoreAfter() { CHECK(cluster().restore()); }
 };
 
-// A slot moving from node `from` to node `to` (see RedisCluster::migrate) for the length of a
-// test: then the keys the test names are deleted on `to` and the move is called off.
-struct Migration {
-    unsigned slot;
-    std::size_t from;
-    std::size_t to;
-    std::vector<std::string> keys;
-    bool started = false;
-    Migration(unsigned s, std::size_t f, std::size_t t, std::vector<std::string> k)
-        : slot(s), from(f), to(t), keys(std::move(k)), started(cluster().migrate(s, f, t)) {}
-    Migration(const Migration&) = delete;
-    Migration& operator=(const Migration&) = delete;
-    ~Migration() {
-        for (const std::string& key : keys)
-            (void)cluster().asking(to, {"DEL", key});
-        CHECK(cluster().stabilize(slot, from, to));
-    }
-};
-
 std::string node_url(std::size_t i) {
     return cluster().node(i).url();
 }
@@ -407,8 +388,8 @@ TEST(replicas_after_ask_a_write_its_node_did_not_replicate_is_not_acknowledged) 
     RestoreAfter restore;
     const std::size_t from = 0, to = 1;
     const std::string key = cluster().key_on(from, "ask-wait-unmet:");
-    const Migration moving(cluster().slot(key), from, to, {key});
-    REQUIRE(moving.started);
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
     const std::size_t to_replica = cluster().replica_of(to);
     REQUIRE(to_replica < cluster().size());
     REQUIRE(cluster().pause(to_replica));
@@ -434,8 +415,8 @@ TEST(replicas_after_ask_a_write_its_node_replicated_is_acknowledged) {
     RestoreAfter restore;
     const std::size_t from = 0, to = 1;
     const std::string key = cluster().key_on(from, "ask-wait-met:");
-    const Migration moving(cluster().slot(key), from, to, {key});
-    REQUIRE(moving.started);
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
     const std::size_t from_replica = cluster().replica_of(from);
     REQUIRE(from_replica < cluster().size());
     REQUIRE(cluster().pause(from_replica));
@@ -589,8 +570,8 @@ TEST(tryagain_is_a_temporary_state) {
         ~Cleanup() { (void)cluster().node(0).cli({"DEL", fence_key}); }
     } cleanup{fence_key};
     {
-        Migration moving(cluster().slot(key), from, to, {key, fence_key});
-        REQUIRE(moving.started);
+        support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key, fence_key});
+        REQUIRE(moving.started());
         // What node 0 answers a script over both keys now.
         CHECK_EQ(cluster()
                      .node(from)
@@ -605,7 +586,7 @@ TEST(tryagain_is_a_temporary_state) {
         CHECK(!lock.held());
         std::thread stabilizer([&] {
             support::sleep_ms(1000);
-            (void)cluster().stabilize(moving.slot, from, to);
+            (void)cluster().stabilize(moving.slot(), from, to);
         });
         const std::uint64_t before = fence;
         const Status waited = lock.try_acquire(10000, 10000, fenced, &fence);

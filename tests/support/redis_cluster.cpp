@@ -369,4 +369,22 @@ long long RedisCluster::calls(std::size_t i, const std::string& command) {
     return at == std::string::npos ? 0 : std::atoll(stats.c_str() + at + label.size());
 }
 
+SlotMigration::SlotMigration(RedisCluster& cluster, unsigned slot, std::size_t from, std::size_t to,
+                             std::vector<std::string> keys)
+    : cluster_(cluster),
+      slot_(slot),
+      from_(from),
+      to_(to),
+      keys_(std::move(keys)),
+      started_(cluster.migrate(slot, from, to)) {}
+
+SlotMigration::~SlotMigration() {
+    for (const std::string& key : keys_)
+        (void)cluster_.asking(to_, {"DEL", key});
+    if (!cluster_.stabilize(slot_, from_, to_)) {
+        std::printf("    slot %u could not be made stable again on nodes %zu and %zu\n", slot_,
+                    from_, to_);
+    }
+}
+
 }  // namespace support

@@ -122,6 +122,28 @@ class RedisCluster {
     bool ok_ = false;
 };
 
+// A slot moving from node `from` to node `to` (RedisCluster::migrate) for the length of a scope;
+// then the keys named are deleted on `to` (with ASKING) and the move is called off (stabilize).
+class SlotMigration {
+  public:
+    SlotMigration(RedisCluster& cluster, unsigned slot, std::size_t from, std::size_t to,
+                  std::vector<std::string> keys);
+    ~SlotMigration();
+    SlotMigration(const SlotMigration&) = delete;
+    SlotMigration& operator=(const SlotMigration&) = delete;
+
+    bool started() const { return started_; }
+    unsigned slot() const { return slot_; }
+
+  private:
+    RedisCluster& cluster_;
+    unsigned slot_;
+    std::size_t from_;
+    std::size_t to_;
+    std::vector<std::string> keys_;
+    bool started_;
+};
+
 }  // namespace support
 
 #endif  // RESPLOCK_TESTS_REDIS_CLUSTER_HPP

@@ -171,15 +171,16 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
 }
 
 // Whether an acquisition attempt that ended with `s` may be repeated: busy, a status that shows
-// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN), or a
-// write that will not last and was given back (not_replicated: after a failover the next attempt
-// finds the new master).
+// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, a cluster
+// still redirecting: e.g. to a master that died before the cluster noticed), or a write that
+// will not last and was given back (not_replicated: after a failover the next attempt finds the
+// new master).
 inline bool retryable(Status s) noexcept {
     return in(s, status_bit(Status::busy) | status_bit(Status::timeout) |
                      status_bit(Status::closed) | status_bit(Status::io_error) |
                      status_bit(Status::connect_failed) | status_bit(Status::loading) |
                      status_bit(Status::server_busy) | status_bit(Status::try_again) |
-                     status_bit(Status::not_replicated));
+                     status_bit(Status::too_many_redirects) | status_bit(Status::not_replicated));
 }
 
 // What retry() repeats, as plain function pointers over a caller's context.

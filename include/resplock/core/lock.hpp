@@ -100,11 +100,11 @@ class Lock {
     // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
     // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
-    // was sent, loading / server_busy / try_again replies (the server did not run the SET), and
-    // not_replicated (the acquisition was given back; after a failover the next attempt finds
-    // the new master) are retried within the wait; the last one is returned when it runs out.
-    // Returns acquire()'s statuses; busy when the wait ran out with the lock still held;
-    // invalid_argument when wait_ms exceeds max_ttl_ms.
+    // was sent, loading / server_busy / try_again replies and too_many_redirects (the server did
+    // not run the SET), and not_replicated (the acquisition was given back; after a failover the
+    // next attempt finds the new master) are retried within the wait; the last one is returned when
+    // it runs out. Returns acquire()'s statuses; busy when the wait ran out with the lock still
+    // held; invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked delete. Returns ok (released), not_owner (another token or a key of another

@@ -104,7 +104,6 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
                 s = Status::protocol_error;
             }
             if (s == Status::ok) s = exchange(conn, args, count, reply, deadline);
-            asking = false;
         } else {
             s = round_trip(conn, args, count, reply, deadline);
             // A reply lost on the remembered node (frozen, failed over): ask the configured node
@@ -136,7 +135,10 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
             observer->report({RESPLOCK_EVENT_redirect, RESPLOCK_STATUS_ok, r.slot, redirects,
                               text.data(), text.size()});
         }
-        if (!r.ask) conn.close();  // the next send() connects to the remembered node
+        if (!r.ask) {
+            ask = Node{};
+            conn.close();  // the next send() connects to the remembered node
+        }
     }
 }
 

@@ -176,6 +176,8 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
                                       self.master_name()};
     const resplock_port_t& port = conn.port();
     std::size_t named = 0;  // sentinels that name the node that took the write
+    self.named_ = 0;
+    self.moved_ = false;
     for (std::size_t i = 0; i < self.count_ && self.master_.port != 0; ++i) {
         // Each sentinel gets an equal share of what is left, so that one that does not answer
         // leaves time to ask the others.
@@ -184,13 +186,16 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
         Status s = dial(conn, self.sentinels_[i].host, self.sentinels_[i].port, share);
         resp::Reply reply;
         if (s == Status::ok) s = exchange(conn, args, 3, reply, share);
-        Node master;
-        if (s == Status::ok) s = parse_master_addr(reply, master);
+        Node named_node;
+        if (s == Status::ok) s = parse_master_addr(reply, named_node);
         conn.close();
         if (s != Status::ok) continue;  // unreachable, or no answer to count
         // A failover moved the master elsewhere: the write dies with the node's demotion.
-        if (!same(master, self.master_)) return Status::not_replicated;
-        ++named;
+        if (!same(named_node, self.master_)) {
+            self.moved_ = true;
+            return Status::not_replicated;
+        }
+        self.named_ = static_cast<std::uint8_t>(++named);
     }
     return named > self.count_ / 2U ? Status::ok : Status::not_replicated;
 }

@@ -194,6 +194,24 @@ TEST(a_dead_first_sentinel_is_skipped) {
     CHECK_EQ(cli({"--url", url, "release", "sentinel:dead-first", trimmed(a.out)}).code, 0);
 }
 
+TEST(a_write_too_few_sentinels_confirm_is_given_back_and_says_so) {
+    // One dead sentinel and one live one: the live one names the master, but that is not more
+    // than half of the two configured, so no write counts (a failover could have happened
+    // unseen). Exit 69, the lock given back, and the message says why (no failover claimed).
+    SentinelTopology& t = shared();
+    REQUIRE(t.ok());
+    const std::uint16_t dead = support::free_port();
+    const std::string url = "redis-sentinel://127.0.0.1:" + std::to_string(dead) +
+                            ",127.0.0.1:" + std::to_string(t.sentinel_port(0)) + "#mymaster";
+    const Result r = cli({"--url", url, "acquire", "sentinel:one-of-two"});
+    CHECK_EQ(r.code, 69);
+    CHECK(one_message(r.err));
+    CHECK(contains(r.err, "only 1 of 2 sentinels confirmed"));
+    CHECK(!contains(r.err, "failover"));
+    if (!contains(r.err, "only 1 of 2")) std::printf("      stderr: %s\n", r.err.c_str());
+    CHECK_EQ(t.master().cli({"EXISTS", "sentinel:one-of-two"}), "0");
+}
+
 TEST(unreachable_sentinels_exit_69_naming_them) {
     const std::uint16_t p1 = support::free_port();
     const std::uint16_t p2 = support::free_port();

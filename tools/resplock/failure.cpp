@@ -130,6 +130,12 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
                                     "only %u of %u replicas acknowledged the write on %s in time "
                                     "(WAIT); the lock was given back",
                                     acked, t.replicas, node);
+            } else if (t.sentinel != nullptr && !t.sentinel->master_moved()) {
+                (void)std::snprintf(out, cap,
+                                    "only %zu of %zu sentinels confirmed %s, which took the "
+                                    "write, as the master (more than half must): the lock was "
+                                    "given back",
+                                    t.sentinel->confirmations(), t.sentinel->count(), node);
             } else {
                 (void)std::snprintf(out, cap,
                                     "%s, which took the write, is no longer the master the "

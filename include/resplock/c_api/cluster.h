@@ -29,7 +29,7 @@ extern "C" {
 
 /* Storage size of a cluster router, for ILP32 and LP64 targets; the library checks that it
  * fits. */
-#define RESPLOCK_CLUSTER_STORAGE (2 * (RESPLOCK_MAX_HOST_LEN + 8) + 3 * sizeof(void*))
+#define RESPLOCK_CLUSTER_STORAGE ((size_t)2 * (RESPLOCK_MAX_HOST_LEN + 8) + 3 * sizeof(void*))
 
 /* Opaque: use only through the functions below. It must outlive the connection it is given to and
  * serve that one connection only. */

@@ -87,6 +87,11 @@ class Sentinel final : public Router {
     bool name_unknown() const noexcept { return unknown_; }
     bool resolved() const noexcept { return resolved_; }
     const Node& master() const noexcept { return master_; }
+    // What the last confirmation of a write found: how many sentinels named master() (in order,
+    // until one named another node), and whether one named another node (a failover moved the
+    // master). A write counts when more than count() / 2 named it and none another.
+    std::size_t confirmations() const noexcept { return named_; }
+    bool master_moved() const noexcept { return moved_; }
 
     // The parts of a resolution, over replies already received (exposed for tests and fuzzing).
     // The reply to SENTINEL get-master-addr-by-name: ok (a [host, port] array: copied into
@@ -111,8 +116,10 @@ class Sentinel final : public Router {
     std::uint8_t name_len_ = 0;
     std::uint8_t count_ = 0;
     std::uint8_t tried_ = 0;
+    std::uint8_t named_ = 0;
     bool unknown_ = false;
     bool resolved_ = false;
+    bool moved_ = false;
 };
 
 }  // namespace resplock

@@ -1,6 +1,7 @@
-/* The Cluster router's C API from a C program, against a three-master Redis Cluster whose first
- * node's port is in REDIS_PORT (started by `with_redis --cluster`): locks on keys of every node
- * through that one node, and a redirect event for each key another node serves. */
+/* The Cluster router's C API from a C program, against a Redis Cluster (three masters with a
+ * replica each) whose first node's port is in REDIS_PORT (started by `with_redis --cluster`):
+ * locks on keys of every node through that one node, and a redirect event for each key another
+ * node serves. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

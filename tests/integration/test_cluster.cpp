@@ -1,12 +1,17 @@
-// Redis Cluster against a real three-master cluster on 127.0.0.1: companion key names in their
-// key's slot (compared with CLUSTER KEYSLOT), every lock operation on keys of every node through
-// a connection to another node (MOVED), a migrating slot (ASK), a slot moved for good, the
-// redirect event, and the tool's acquire / status / release / run / --fence through any node.
+// Redis Cluster against a real cluster on 127.0.0.1, three masters with a replica each:
+// companion key names in their key's slot (compared with CLUSTER KEYSLOT), every lock operation
+// on keys of every node through a connection to another node (MOVED), a migrating slot (ASK), a
+// slot moved for good, the redirect event, and the tool's acquire / status / release / run /
+// --fence through any node. Then what goes wrong in a cluster's routine life: replica
+// acknowledgements of a write that an ASK sent to another node, a master that stops and is failed
+// over (the router must not keep talking to it), and the temporary refusals -CLUSTERDOWN and
+// -TRYAGAIN (retried within the wait, like the other temporary states).
 #include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,17 +57,30 @@ struct Client {
     std::vector<char> buf = std::vector<char>(2048);
     resplock::Connection conn;
 
-    explicit Client(std::size_t via, const resplock::Observer* observer = nullptr)
-        : config(make(via, router, observer)), conn(port, config, buf.data(), buf.size()) {}
+    explicit Client(std::size_t via, const resplock::Observer* observer = nullptr,
+                    std::uint32_t timeout_ms = 2000)
+        : config(make(via, router, observer, timeout_ms)),
+          conn(port, config, buf.data(), buf.size()) {}
     static resplock::ConnectionConfig make(std::size_t via, resplock::Cluster& r,
-                                           const resplock::Observer* observer) {
+                                           const resplock::Observer* observer,
+                                           std::uint32_t timeout_ms) {
         resplock::ConnectionConfig c;
         c.host = "127.0.0.1";
         c.port = cluster().node(via).port();
         c.router = &r;
         c.observer = observer;
+        c.timeout_ms = timeout_ms;
         return c;
     }
+};
+
+// Gives the cluster its shape back (every node running, nodes 0..2 masters, replicas linked)
+// when a test that stopped, killed or failed over nodes ends, however it ends.
+struct RestoreAfter {
+    RestoreAfter() = default;
+    RestoreAfter(const RestoreAfter&) = delete;
+    RestoreAfter& operator=(const RestoreAfter&) = delete;
+    ~RestoreAfter() { CHECK(cluster().restore()); }
 };
 
 std::string node_url(std::size_t i) {
@@ -91,9 +109,16 @@ std::string companion(const std::string& key, const char* suffix) {
 
 TEST(cluster_starts) {
     REQUIRE(cluster().ok());
-    // Three masters, each serving some slots.
-    for (std::size_t i = 0; i < cluster().size(); ++i)
+    // Three masters, each serving some slots, each with one replica whose link is up.
+    REQUIRE_EQ(cluster().size(), std::size_t{6});
+    CHECK(cluster().healthy());
+    for (std::size_t i = 0; i < RedisCluster::master_count; ++i) {
+        CHECK(cluster().is_master(i));
         CHECK(cluster().key_on(i, "probe:").size() > 0);
+        const std::size_t replica = cluster().replica_of(i);
+        CHECK_EQ(replica, i + RedisCluster::master_count);
+        if (replica < cluster().size()) CHECK(cluster().linked(replica));
+    }
 }
 
 TEST(companion_names_hash_like_their_keys) {
@@ -352,4 +377,255 @@ TEST(the_tool_works_through_any_node) {
         const std::string fair_key = cluster().key_on(owner, "tool}");
         CHECK_EQ(cli({"-u", url, "--fair", "run", fair_key, "--", "true"}).code, 0);
     }
+}
+
+// Replica acknowledgements of a write that an ASK sent to the slot's new node (a routine slot
+// migration): the WAIT belongs on the node that took the write, not on the one that sent the ASK.
+// Here the new node's replica is stopped: nothing replicated the lock, so it is not acquired,
+// and the key is not left held there.
+TEST(replicas_after_ask_a_write_its_node_did_not_replicate_is_not_acknowledged) {
+    REQUIRE(cluster().ok());
+    RestoreAfter restore;
+    const std::size_t from = 0, to = 1;
+    const std::string key = cluster().key_on(from, "ask-wait-unmet:");
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
+    const std::size_t to_replica = cluster().replica_of(to);
+    REQUIRE(to_replica < cluster().size());
+    REQUIRE(cluster().pause(to_replica));
+    const long long waits_from = cluster().calls(from, "wait");
+    const long long waits_to = cluster().calls(to, "wait");
+    Client a(from);
+    Lock lock(a.conn, key);
+    REQUIRE_EQ(lock.set_replicas(1), Status::ok);
+    CHECK_EQ(lock.acquire(10000), Status::not_replicated);
+    CHECK(!lock.held());
+    CHECK_EQ(lock.replicas_acknowledged(), 0U);
+    // Released where it was taken (read there with ASKING: the slot is not node 1's yet).
+    CHECK_EQ(cluster().asking(to, {"EXISTS", key}), std::string("0"));
+    // The WAIT went to the node that took the write.
+    CHECK_EQ(cluster().calls(from, "wait") - waits_from, 0LL);
+    CHECK(cluster().calls(to, "wait") - waits_to >= 1);
+}
+
+// The same with the new node's replica running and the old node's stopped: the write is
+// replicated, and that is what the WAIT (on the new node) reports.
+TEST(replicas_after_ask_a_write_its_node_replicated_is_acknowledged) {
+    REQUIRE(cluster().ok());
+    RestoreAfter restore;
+    const std::size_t from = 0, to = 1;
+    const std::string key = cluster().key_on(from, "ask-wait-met:");
+    const support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key});
+    REQUIRE(moving.started());
+    const std::size_t from_replica = cluster().replica_of(from);
+    REQUIRE(from_replica < cluster().size());
+    REQUIRE(cluster().pause(from_replica));
+    const long long waits_from = cluster().calls(from, "wait");
+    const long long waits_to = cluster().calls(to, "wait");
+    Client a(from);
+    Lock lock(a.conn, key);
+    REQUIRE_EQ(lock.set_replicas(1), Status::ok);
+    CHECK_EQ(lock.acquire(10000), Status::ok);
+    CHECK(lock.held());
+    CHECK(lock.replicas_acknowledged() >= 1U);
+    CHECK_EQ(cluster().asking(to, {"GET", key}), std::string(lock.token()));
+    CHECK_EQ(cluster().calls(from, "wait") - waits_from, 0LL);
+    CHECK(cluster().calls(to, "wait") - waits_to >= 1);
+    (void)lock.set_replicas(0);  // the release needs no acknowledgement
+    CHECK_EQ(lock.release(), Status::ok);
+    CHECK_EQ(cluster().asking(to, {"EXISTS", key}), std::string("0"));
+}
+
+// A master the router remembered (after a MOVED) stops answering, and the cluster fails it over
+// to its replica. A stopped host still accepts connections (its kernel does), so every command
+// sent there times out: after such a timeout the router must forget it and ask the configured
+// node again, which redirects to the new master. Within a few attempts, both a new acquisition
+// and the extend of a lock held before the failover succeed there.
+TEST(a_remembered_master_that_stops_is_forgotten_after_a_timeout) {
+    REQUIRE(cluster().ok());
+    RestoreAfter restore;
+    const std::size_t master = 2, via = 0;
+    const std::size_t replica = cluster().replica_of(master);
+    REQUIRE(replica < cluster().size());
+    const std::string held_key = cluster().key_on(master, "stopped-held:");
+    const std::string new_key = cluster().key_on(master, "stopped-new:");
+    const std::string probe_key = cluster().key_on(master, "stopped-probe:");
+    const unsigned master_port = cluster().node(master).port();
+
+    // Two connections through node 0, each remembering the master (a MOVED each).
+    Client held_client(via, nullptr, 1000), new_client(via, nullptr, 1000);
+    Lock held(held_client.conn, held_key);
+    REQUIRE_EQ(held.set_replicas(1), Status::ok);  // so that the replica has it
+    REQUIRE_EQ(held.acquire(60000), Status::ok);
+    Lock probe(new_client.conn, probe_key);
+    REQUIRE_EQ(probe.acquire(5000), Status::ok);
+    REQUIRE_EQ(probe.release(), Status::ok);
+    REQUIRE_EQ(static_cast<unsigned>(held_client.router.node().port), master_port);
+    REQUIRE_EQ(static_cast<unsigned>(new_client.router.node().port), master_port);
+
+    REQUIRE(cluster().pause(master));
+    const auto stopped = std::chrono::steady_clock::now();
+    REQUIRE(cluster().promoted(replica));
+    std::printf("    failover visible everywhere %.1f s after the stop\n",
+                support::seconds_since(stopped));
+
+    // A new acquisition of a key of the master's former slots (a fresh Lock each attempt: an
+    // attempt that timed out keeps a token of unknown outcome).
+    Status s = Status::timeout;
+    int attempts = 0;
+    std::vector<std::unique_ptr<Lock>> tries;
+    while (s != Status::ok && attempts < 3) {
+        ++attempts;
+        tries.push_back(std::make_unique<Lock>(new_client.conn, new_key));
+        s = tries.back()->acquire(10000);
+        std::printf("    acquire attempt %d: %s\n", attempts, resplock::to_string(s));
+    }
+    CHECK_EQ(s, Status::ok);
+    CHECK_EQ(static_cast<unsigned>(new_client.router.node().port),
+             static_cast<unsigned>(cluster().node(replica).port()));
+    if (s == Status::ok) {
+        CHECK_EQ(cluster().node(replica).cli({"GET", new_key}), std::string(tries.back()->token()));
+        CHECK_EQ(tries.back()->release(), Status::ok);
+    }
+
+    // The extend of the lock held before the failover (no acknowledgement asked now: the new
+    // master has no replica while the old one is stopped).
+    REQUIRE_EQ(held.set_replicas(0), Status::ok);
+    s = Status::timeout;
+    for (attempts = 1; attempts <= 3; ++attempts) {
+        s = held.extend(60000);
+        std::printf("    extend attempt %d: %s\n", attempts, resplock::to_string(s));
+        if (s == Status::ok) break;
+    }
+    CHECK_EQ(s, Status::ok);
+    CHECK_EQ(static_cast<unsigned>(held_client.router.node().port),
+             static_cast<unsigned>(cluster().node(replica).port()));
+    CHECK_EQ(cluster().node(replica).cli({"GET", held_key}), std::string(held.token()));
+    CHECK_EQ(held.release(), Status::ok);
+    CHECK_EQ(cluster().node(replica).cli({"EXISTS", held_key}), std::string("0"));
+}
+
+// -CLUSTERDOWN (here: KEY's slot is served by no node, so every node's cluster_state is fail) is
+// a temporary state, like LOADING: not a server error, and retried within the wait, which gets
+// the lock once the slot is served again.
+TEST(clusterdown_is_a_temporary_state) {
+    REQUIRE(cluster().ok());
+    const std::size_t owner = 1;
+    const std::string key = cluster().key_on(owner, "down:");
+    const unsigned slot = cluster().slot(key);
+    struct Serve {
+        unsigned slot;
+        std::size_t owner;
+        ~Serve() { CHECK(cluster().serve(slot, owner)); }
+    } serve{slot, owner};
+    REQUIRE(cluster().unserve(slot));
+    // What node 0 answers now.
+    REQUIRE(support::wait_until(
+        [&] {
+            return cluster().node(0).cli({"SET", key, "x"}).rfind("CLUSTERDOWN", 0) == 0;
+        },
+        10));
+
+    Client a(0);
+    Lock lock(a.conn, key);
+    const Status once = lock.acquire(10000);
+    std::printf("    one attempt: %s (%.*s)\n", resplock::to_string(once),
+                static_cast<int>(a.conn.error_text().size()), a.conn.error_text().data());
+    CHECK(once != Status::server_error);
+    CHECK(once != Status::ok);
+    CHECK(!lock.held());
+    std::thread server([&] {
+        support::sleep_ms(1000);
+        (void)cluster().serve(slot, owner);
+    });
+    const auto start = std::chrono::steady_clock::now();
+    const Status waited = lock.try_acquire(10000, 10000);
+    const double secs = support::seconds_since(start);
+    server.join();
+    std::printf("    waiting: %s after %.1f s\n", resplock::to_string(waited), secs);
+    CHECK_EQ(waited, Status::ok);
+    if (waited == Status::ok) {
+        CHECK_EQ(cluster().node(owner).cli({"GET", key}), std::string(lock.token()));
+        CHECK_EQ(lock.release(), Status::ok);
+    }
+}
+
+// -TRYAGAIN: a script over KEY and its fence counter while their slot migrates and only the
+// counter is still on the old node. Temporary too: once the migration is called off, the wait
+// gets the lock.
+TEST(tryagain_is_a_temporary_state) {
+    REQUIRE(cluster().ok());
+    const std::size_t from = 0, to = 2;
+    const std::string key = cluster().key_on(from, "again:");
+    const std::string fence_key = companion(key, ":fence");
+    Client a(from);
+    Lock lock(a.conn, key);
+    AcquireOptions fenced;
+    fenced.fence = true;
+    std::uint64_t fence = 0;
+    REQUIRE_EQ(lock.acquire(10000, fenced, &fence), Status::ok);  // the counter exists now
+    REQUIRE_EQ(lock.release(), Status::ok);
+    struct Cleanup {
+        std::string fence_key;
+        ~Cleanup() { (void)cluster().node(0).cli({"DEL", fence_key}); }
+    } cleanup{fence_key};
+    {
+        support::SlotMigration moving(cluster(), cluster().slot(key), from, to, {key, fence_key});
+        REQUIRE(moving.started());
+        // What node 0 answers a script over both keys now.
+        CHECK_EQ(cluster()
+                     .node(from)
+                     .cli({"EVAL", "return 1", "2", key, fence_key})
+                     .rfind("TRYAGAIN", 0),
+                 std::size_t{0});
+        const Status once = lock.acquire(10000, fenced, &fence);
+        std::printf("    one attempt: %s (%.*s)\n", resplock::to_string(once),
+                    static_cast<int>(a.conn.error_text().size()), a.conn.error_text().data());
+        CHECK(once != Status::server_error);
+        CHECK(once != Status::ok);
+        CHECK(!lock.held());
+        std::thread stabilizer([&] {
+            support::sleep_ms(1000);
+            (void)cluster().stabilize(moving.slot(), from, to);
+        });
+        const std::uint64_t before = fence;
+        const Status waited = lock.try_acquire(10000, 10000, fenced, &fence);
+        stabilizer.join();
+        std::printf("    waiting: %s\n", resplock::to_string(waited));
+        CHECK_EQ(waited, Status::ok);
+        if (waited == Status::ok) {
+            CHECK(fence > before);
+            CHECK_EQ(lock.release(), Status::ok);
+        }
+    }
+}
+
+// A master killed (its port refuses connections) before the cluster has noticed: the other nodes
+// still redirect its keys to it, and the configured node is asked again after each refused
+// connect. That state is as temporary as a refused connection to a single server: an acquisition
+// with a wait retries for the whole wait instead of giving up at once. (The cluster is made slow
+// to notice here, so that the state lasts the whole test.)
+TEST(a_killed_master_is_retried_within_the_wait) {
+    REQUIRE(cluster().ok());
+    struct Back {
+        ~Back() {
+            CHECK(cluster().set_node_timeout(RedisCluster::node_timeout_ms));
+            CHECK(cluster().restore());
+        }
+    } back;
+    REQUIRE(cluster().set_node_timeout(60000));
+    const std::size_t master = 2;
+    const std::string key = cluster().key_on(master, "refused:");
+    cluster().kill(master);
+    Client a(0);
+    Lock lock(a.conn, key);
+    const Status once = lock.acquire(10000);
+    std::printf("    one attempt: %s\n", resplock::to_string(once));
+    CHECK(once != Status::ok);
+    const auto start = std::chrono::steady_clock::now();
+    const Status waited = lock.try_acquire(10000, 2000);
+    const double secs = support::seconds_since(start);
+    std::printf("    waiting 2 s: %s after %.2f s\n", resplock::to_string(waited), secs);
+    CHECK(waited != Status::ok);
+    CHECK(secs >= 1.9);  // retried for the whole wait
 }

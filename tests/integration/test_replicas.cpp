@@ -232,6 +232,35 @@ TEST(cli_exit_69_says_how_many_replicas_acknowledged) {
     CHECK_EQ(cli({"--replicas", "1", "--fair", "acquire", "replicas:cli3"}).code, 64);
 }
 
+// COMMAND ends well within the lock's first validity while no replica acknowledges the renewals
+// (the replica is stopped once the lock is held): the lock was never lost, so the run ends when
+// COMMAND does, releases the lock and exits with COMMAND's status, instead of going on renewing
+// until the validity runs out and reporting the lock lost.
+TEST(cli_run_ends_with_command_though_renewals_go_unacknowledged) {
+    support::RedisServer& rep = replica();
+    struct Resume {
+        support::RedisServer& server;
+        ~Resume() {
+            if (server.paused()) server.resume();
+            CHECK(support::wait_until([&] { return linked(server); }, 20));
+        }
+    } resume{rep};
+    support::Process run;
+    REQUIRE(run.start({RESPLOCK_CLI, "-u", master().url(), "--replicas", "1", "--ttl", "9000",
+                       "run", "replicas:run-ends", "--", "sleep", "5"}));
+    REQUIRE(support::wait_until(
+        [] {
+            return master().cli({"EXISTS", "replicas:run-ends"}) == "1";
+        },
+        10));
+    REQUIRE(rep.pause());
+    const support::Result r = run.wait(30);
+    std::printf("    exit %d after %.1f s (COMMAND: 5 s; the lock's validity: 9 s): %s\n", r.code,
+                r.secs, r.err.c_str());
+    CHECK_EQ(r.code, 0);
+    CHECK(master().cli({"EXISTS", "replicas:run-ends"}) == "0");
+}
+
 // Last: it stops the replica. Once the lock is held, no replica acknowledges the renewals, and
 // run stops COMMAND when the lock runs out.
 TEST(cli_run_stops_command_when_renewals_go_unacknowledged) {

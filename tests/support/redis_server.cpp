@@ -227,9 +227,22 @@ bool RedisServer::start() {
 
 void RedisServer::kill() {
     if (pid_ > 0) {
-        kill_and_reap(pid_);
+        kill_and_reap(pid_);  // SIGKILL ends a stopped process too
         pid_ = -1;
     }
+    paused_ = false;
+}
+
+bool RedisServer::pause() {
+    if (pid_ <= 0 || ::kill(pid_, SIGSTOP) != 0) return false;
+    paused_ = true;
+    return true;
+}
+
+bool RedisServer::resume() {
+    if (pid_ <= 0 || ::kill(pid_, SIGCONT) != 0) return false;
+    paused_ = false;
+    return true;
 }
 
 bool RedisServer::restart() {

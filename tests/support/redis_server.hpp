@@ -48,6 +48,12 @@ class RedisServer {
 
     // SIGKILL and reap the server (its data is gone: persistence is off).
     void kill();
+    // SIGSTOP / SIGCONT the server: stopped, it accepts connections (the kernel does) but answers
+    // nothing, like a host that froze. cli() must not be called while it is stopped (it would
+    // wait 10 s). True if the signal was sent.
+    bool pause();
+    bool resume();
+    bool paused() const { return paused_; }
     // Start again on the same port with the same arguments.
     bool restart();
 
@@ -60,6 +66,7 @@ class RedisServer {
     std::vector<std::string> cli_auth_;
     std::uint16_t port_ = 0;
     int pid_ = -1;
+    bool paused_ = false;
 };
 
 // A TCP listener on 127.0.0.1 that accepts connections and never answers (a silent server).

@@ -1,8 +1,9 @@
 // Runs a program next to a throwaway redis-server: `with_redis PROGRAM [ARGS...]` starts a server
 // on a free 127.0.0.1 port, exports REDIS_PORT and REDIS_URL, runs PROGRAM, stops the server and
 // exits with PROGRAM's status. For tests and examples that are not C++ or not ours to change.
-// `with_redis --cluster PROGRAM [ARGS...]`: a three-master Redis Cluster instead (RedisCluster);
-// REDIS_PORT and REDIS_URL name its first node, REDIS_CLUSTER_PORTS lists every node's port.
+// `with_redis --cluster PROGRAM [ARGS...]`: a Redis Cluster of three masters with a replica each
+// instead (RedisCluster); REDIS_PORT and REDIS_URL name its first node (a master),
+// REDIS_CLUSTER_PORTS lists every node's port (masters first).
 // `with_redis --sentinel PROGRAM [ARGS...]`: a master, two replicas and three sentinels instead
 // (SentinelTopology); exports REDIS_PORT (the master's), REDIS_SENTINEL_PORT (the first
 // sentinel's), REDIS_SENTINEL_PORTS (every sentinel's), REDIS_SENTINEL_MASTER (the master name)

@@ -51,8 +51,9 @@ inline Status outcome(const Connection& conn, Status s) noexcept {
 // no validity: it never claims a lock it does not know it holds.
 inline bool may_have_run(const Connection& conn, Status s, bool script) noexcept {
     if (s == Status::ok || !conn.request_sent()) return false;
+    // CLUSTERDOWN / TRYAGAIN (try_again) refuse a script before it runs.
     return s == Status::unknown_outcome || reply_malformed(s) ||
-           (script && !conn.error_text().empty());
+           (script && !conn.error_text().empty() && s != Status::try_again);
 }
 
 // Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF).

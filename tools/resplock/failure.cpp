@@ -128,13 +128,12 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             if (t.replicas != 0 && acked < t.replicas) {
                 (void)std::snprintf(out, cap,
                                     "only %u of %u replicas acknowledged the write on %s in time "
-                                    "(WAIT); the lock was given back",
+                                    "(WAIT)",
                                     acked, t.replicas, node);
             } else if (t.sentinel != nullptr && !t.sentinel->master_moved()) {
                 (void)std::snprintf(out, cap,
                                     "only %zu of %zu sentinels confirmed %s, which took the "
-                                    "write, as the master (more than half must): the lock was "
-                                    "given back",
+                                    "write, as the master (more than half must)",
                                     t.sentinel->confirmations(), t.sentinel->count(), node);
             } else {
                 (void)std::snprintf(out, cap,

@@ -64,8 +64,8 @@ class RenewerThread {
     // that ticks back to back (renewals that take longer than their interval) would otherwise
     // take mutex_ again before stop() gets it, and renew on after its caller asked it to stop.
     std::atomic<bool> stopping_{false};
-    bool woken_ = false;     // guarded by mutex_: unlock() since the last tick
-    int timer_fd_ = -1;      // Linux: a CLOCK_BOOTTIME timerfd, and an eventfd for unlock()
+    bool woken_ = false;  // guarded by mutex_: unlock() since the last tick
+    int timer_fd_ = -1;   // Linux: a CLOCK_BOOTTIME timerfd, and an eventfd for unlock()
     int wake_fd_ = -1;
 };
 

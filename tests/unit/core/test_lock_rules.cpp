@@ -341,6 +341,14 @@ TEST(may_have_run_after_a_request_that_went_out_without_a_usable_answer) {
     CHECK_EQ(s, Status::server_error);
     CHECK(detail::may_have_run(f.conn, s, true));
     CHECK(!detail::may_have_run(f.conn, s, false));
+    // CLUSTERDOWN / TRYAGAIN refuse even a script before it runs.
+    for (const char* refused : {"-CLUSTERDOWN The cluster is down\r\n",
+                                "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"}) {
+        f.mock.expect(get_k).reply(refused);
+        s = detail::outcome(f.conn, f.request());
+        CHECK_EQ(s, Status::try_again);
+        CHECK(!detail::may_have_run(f.conn, s, true));
+    }
     // An answer is an answer.
     f.mock.expect(get_k).reply("$-1\r\n");
     s = f.request();

@@ -1,5 +1,6 @@
-/* lwIP's architecture header for the board firmware (arm-none-eabi, newlib-nano): little-endian,
- * lwIP's default integer types from <stdint.h>, diagnostics through printf (semihosting). */
+/* lwIP's architecture header for the board firmware (arm-none-eabi, newlib-nano; diagnostics
+ * through semihosting) and for the raw-API port's host test (tests/lwip/raw): lwIP's default
+ * integer types from <stdint.h>, diagnostics through printf, abort on an assertion. */
 #ifndef RESPLOCK_BOARD_ARCH_CC_H
 #define RESPLOCK_BOARD_ARCH_CC_H
 

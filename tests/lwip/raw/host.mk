@@ -7,7 +7,7 @@ RAW_BUILD ?= build/lwip-raw
 LWIP_DIR ?= $(RAW_BUILD)/src/lwip
 RAW_DIR := tests/lwip/raw
 
-CPPFLAGS := -Iinclude -I$(RAW_DIR) -I$(LWIP_DIR)/src/include
+CPPFLAGS := -Iinclude -I$(RAW_DIR) -Itests/board -I$(LWIP_DIR)/src/include
 lists = $(shell sh scripts/sources.sh $(1))
 PORT_CFLAGS := -std=c99 -g -O1 $(call lists,RESPLOCK_WARNING_FLAGS) -Werror
 TEST_CXXFLAGS := -std=c++17 -g -O1 -Wall -Wextra -Wshadow -Werror -Itests/support

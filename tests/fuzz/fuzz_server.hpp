@@ -261,7 +261,7 @@ inline bool common(Status s) {
     return one_of(s, {Status::timeout, Status::no_host, Status::connect_failed, Status::closed,
                       Status::io_error, Status::protocol_error, Status::too_large,
                       Status::invalid_argument}) ||
-           (s >= Status::server_error && s <= Status::wrong_type);
+           (s >= Status::server_error && s <= Status::wrong_type) || s == Status::try_again;
 }
 
 // The value of an integer reply that is exactly the received bytes, or false.

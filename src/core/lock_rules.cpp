@@ -48,7 +48,7 @@ Status eval(Connection& conn, const Script& script, std::string_view* args, std:
 
 void Validity::start(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept {
     // A TTL at or below the drift allowance gives no validity at all.
-    const std::uint32_t drift = ttl_ms / 100 + 2;
+    const std::uint32_t drift = detail::drift_ms(ttl_ms);
     known_ = ttl_ms > drift;
     lapsed_ = !known_;
     from_ms_ = from_ms;

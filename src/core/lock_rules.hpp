@@ -44,6 +44,14 @@ inline Status outcome(const Connection& conn, Status s) noexcept {
     return reply_lost(s) && conn.request_sent() ? Status::unknown_outcome : s;
 }
 
+// Error replies with which the server refuses a command, a script included, before running it:
+// LOADING, BUSY (another script runs), CLUSTERDOWN / TRYAGAIN (try_again).
+constexpr std::uint32_t refused_unrun_set =
+    status_bit(Status::loading) | status_bit(Status::server_busy) | status_bit(Status::try_again);
+inline bool refused_unrun(Status s) noexcept {
+    return in(s, refused_unrun_set);
+}
+
 // Whether a request that ended with `s` (as outcome() reports it) may have changed the key
 // although it brought no usable answer: its reply was lost or could not be read, or, for a
 // script, it was an error (a script stops at its first error and keeps what it did before).
@@ -51,9 +59,8 @@ inline Status outcome(const Connection& conn, Status s) noexcept {
 // no validity: it never claims a lock it does not know it holds.
 inline bool may_have_run(const Connection& conn, Status s, bool script) noexcept {
     if (s == Status::ok || !conn.request_sent()) return false;
-    // CLUSTERDOWN / TRYAGAIN (try_again) refuse a script before it runs.
     return s == Status::unknown_outcome || reply_malformed(s) ||
-           (script && !conn.error_text().empty() && s != Status::try_again);
+           (script && !conn.error_text().empty() && !refused_unrun(s));
 }
 
 // Bytes of a decimal number, and of a RESP bulk string of n bytes ($n CRLF data CRLF).
@@ -73,6 +80,12 @@ constexpr std::size_t bulk_size(std::size_t n) noexcept {
 constexpr std::size_t eval_size(std::size_t text_len, std::size_t count,
                                 std::size_t args_bytes) noexcept {
     return 1 + digits(2 + count) + 2 + bulk_size(4) + bulk_size(text_len) + args_bytes;
+}
+
+// The clock-drift allowance a validity of ttl_ms loses (ttl/100 + 2 ms): Validity::start and the
+// renewal driver's refusal of margins no renewal can outlast count it alike.
+constexpr std::uint32_t drift_ms(std::uint32_t ttl_ms) noexcept {
+    return ttl_ms / 100 + 2;
 }
 
 inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
@@ -177,11 +190,10 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
 // will not last and was given back (not_replicated: after a failover the next attempt finds the
 // new master).
 inline bool retryable(Status s) noexcept {
-    return in(s, status_bit(Status::busy) | status_bit(Status::timeout) |
+    return in(s, refused_unrun_set | status_bit(Status::busy) | status_bit(Status::timeout) |
                      status_bit(Status::closed) | status_bit(Status::io_error) |
-                     status_bit(Status::connect_failed) | status_bit(Status::loading) |
-                     status_bit(Status::server_busy) | status_bit(Status::try_again) |
-                     status_bit(Status::too_many_redirects) | status_bit(Status::not_replicated));
+                     status_bit(Status::connect_failed) | status_bit(Status::too_many_redirects) |
+                     status_bit(Status::not_replicated));
 }
 
 // What retry() repeats, as plain function pointers over a caller's context.

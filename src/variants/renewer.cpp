@@ -19,11 +19,11 @@ std::uint32_t token_hash(std::string_view token) noexcept {
     return h;
 }
 
-// Whether a renewal can outlast the margin: it grants ttl - drift of validity at most (drift =
-// ttl/100 + 2 ms, as Validity::start counts it), which must exceed the margin by 2 ms, since the
-// next renewal is due 1 ms later at the soonest and must still find some.
+// Whether a renewal can outlast the margin: it grants ttl - drift of validity at most, which
+// must exceed the margin by 2 ms, since the next renewal is due 1 ms later at the soonest and must
+// still find some.
 bool renewable(std::uint32_t ttl_ms, std::uint32_t margin_ms) noexcept {
-    return margin_ms < ttl_ms && ttl_ms - margin_ms >= ttl_ms / 100 + 2 + 2;
+    return margin_ms < ttl_ms && ttl_ms - margin_ms >= detail::drift_ms(ttl_ms) + 2;
 }
 
 // When the next renewal (or retry) is due, in ms from the last one: `every_ms`, or half of the

@@ -98,12 +98,12 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
             // ASKING then the command, both on the ASK node.
             static constexpr std::string_view asking_args[1] = {"ASKING"sv};
             s = open(conn, host_of(ask, conn), ask.port, deadline);
-            if (s == Status::ok) s = exchange(conn, asking_args, 1, reply, deadline);
+            if (s == Status::ok) s = conn.follow_up(asking_args, 1, reply, deadline);
             if (s == Status::ok && !reply.top().equals("OK"sv)) {
                 conn.close();
                 s = Status::protocol_error;
             }
-            if (s == Status::ok) s = exchange(conn, args, count, reply, deadline);
+            if (s == Status::ok) s = conn.follow_up(args, count, reply, deadline);
         } else {
             s = round_trip(conn, args, count, reply, deadline);
             // A reply lost on the remembered node (frozen, failed over): ask the configured node

@@ -103,7 +103,7 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
         bool spoke = false;  // the sentinel answered (whatever it said)
         if (s == Status::ok) {
             resp::Reply reply;
-            s = exchange(conn, args, 3, reply, deadline);
+            s = conn.follow_up(args, 3, reply, deadline);
             spoke = !detail::reply_lost(s);
             if (spoke && reply.count != 0) s = parse_master_addr(reply, found);
             conn.close();
@@ -136,7 +136,7 @@ Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) 
     const std::string_view role[1] = {"ROLE"sv};
     resp::Reply reply;
     // Its first values only: a master's reply lists every replica, so it grows with the set.
-    s = exchange(conn, role, 1, reply, deadline, true);
+    s = conn.follow_up(role, 1, reply, deadline, true);
     if (s == Status::ok) s = parse_role(reply);
     if (s != Status::ok) conn.close();
     return s;
@@ -175,8 +175,7 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
     const std::string_view args[3] = {"SENTINEL"sv, "get-master-addr-by-name"sv,
                                       self.master_name()};
     const resplock_port_t& port = conn.port();
-    std::size_t named = 0;  // sentinels that name the node that took the write
-    self.named_ = 0;
+    self.named_ = 0;  // sentinels that name the node that took the write
     self.moved_ = false;
     for (std::size_t i = 0; i < self.count_ && self.master_.port != 0; ++i) {
         // Each sentinel gets an equal share of what is left, so that one that does not answer
@@ -185,7 +184,7 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
             port, deadline.remaining(port) / static_cast<std::uint32_t>(self.count_ - i));
         Status s = dial(conn, self.sentinels_[i].host, self.sentinels_[i].port, share);
         resp::Reply reply;
-        if (s == Status::ok) s = exchange(conn, args, 3, reply, share);
+        if (s == Status::ok) s = conn.follow_up(args, 3, reply, share);
         Node named_node;
         if (s == Status::ok) s = parse_master_addr(reply, named_node);
         conn.close();
@@ -195,9 +194,9 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
             self.moved_ = true;
             return Status::not_replicated;
         }
-        self.named_ = static_cast<std::uint8_t>(++named);
+        ++self.named_;
     }
-    return named > self.count_ / 2U ? Status::ok : Status::not_replicated;
+    return self.named_ > self.count_ / 2U ? Status::ok : Status::not_replicated;
 }
 
 Status Sentinel::on_command(Router& /*router*/, Connection& conn, const std::string_view* args,

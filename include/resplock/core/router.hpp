@@ -96,19 +96,14 @@ class Router {
         return conn.open(host, port, deadline);
     }
     // The same without the handshake: a bare transport to host:port (e.g. a Sentinel, which
-    // takes neither the master's AUTH nor SELECT).
+    // takes neither the master's AUTH nor SELECT). A request right after either goes out with
+    // Connection::follow_up: no look at the idle link first, so never a reconnect (which would
+    // come back to this router's connect).
     static Status dial(Connection& conn, const char* host, std::uint16_t port,
                        Deadline deadline) noexcept {
         return conn.dial(host, port, deadline);
     }
 
-    // One request and its reply on the node conn is connected to now, right after open() or
-    // dial() (Connection::follow_up): no look at the idle link first, so never a reconnect
-    // (which would come back to this router's connect).
-    static Status exchange(Connection& conn, const std::string_view* args, std::size_t count,
-                           resp::Reply& reply, Deadline deadline, bool prefix = false) noexcept {
-        return conn.follow_up(args, count, reply, deadline, prefix);
-    }
     // One request and its reply as send() then receive(): connects first (this router's
     // connect) when the link is down, but never follows a redirection.
     static Status round_trip(Connection& conn, const std::string_view* args, std::size_t count,

@@ -342,10 +342,10 @@ TEST(may_have_run_after_a_request_that_went_out_without_a_usable_answer) {
     CHECK(detail::may_have_run(f.conn, s, true));
     CHECK(!detail::may_have_run(f.conn, s, false));
     // LOADING, BUSY, CLUSTERDOWN and TRYAGAIN refuse even a script before it runs.
-    for (const char* refused : {"-LOADING Redis is loading the dataset in memory\r\n",
-                                "-BUSY Redis is busy running a script\r\n",
-                                "-CLUSTERDOWN The cluster is down\r\n",
-                                "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"}) {
+    for (const char* refused :
+         {"-LOADING Redis is loading the dataset in memory\r\n",
+          "-BUSY Redis is busy running a script\r\n", "-CLUSTERDOWN The cluster is down\r\n",
+          "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"}) {
         f.mock.expect(get_k).reply(refused);
         s = detail::outcome(f.conn, f.request());
         CHECK(detail::refused_unrun(s));

@@ -18,13 +18,22 @@ namespace {
 // Companion names below are written KEY:suffix; see KeyName for the real ones.
 // KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
 // marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
-// and returns INCR key:fence (0 without a fence key). Busy replies {PTTL}: the longer of the
-// lock's and the marker's, the time after which an attempt may succeed.
+// and returns 0 without a fence key, or else the next fence number: the larger of key:fence + 1
+// and the server's clock in microseconds (TIME seconds * 10^6 + microseconds, exact in a Lua
+// double), stored in key:fence. Below the clock that is a SET of the clock's digits; at or above
+// it an INCR (a counter past 2^53 is beyond a double: INCR keeps it exact, and refuses a value
+// that is no integer or would overflow). The number is returned as GET key:fence, a bulk string:
+// an integer reply from Lua passes through a double. replicate_commands() lets Redis 3.2 and 4
+// write after TIME (later versions replicate effects anyway; pcall: a version without it).
+// Busy replies {PTTL}: the longer of the lock's and the marker's, the time after which an
+// attempt may succeed.
 constexpr detail::Script acquire_script = {
-    "07e628608f5486dc9490e629d16368bc8d0cbec6",
-    "local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] local t=o and r('pttl',o) or -2 "
-    "if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o then r('set',o,a[1],'px',a[3]) "
-    "end local f=k[o and 3 or 2] return f and r('incr',f) or 0 end "
+    "61429715f14556dea4eeee434d0ac26b51123643",
+    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] "
+    "local t=o and r('pttl',o) or -2 if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o "
+    "then r('set',o,a[1],'px',a[3]) end local f=k[o and 3 or 2] if not f then return 0 end local "
+    "s=r('time') local c=s[1]*1000000+s[2] if (tonumber(r('get',f) or 0) or c)<c then "
+    "r('set',f,string.format('%.0f',c)) else r('incr',f) end return r('get',f) end "
     "return {math.max(t,r('pttl',k[1]))}"};
 
 // KEYS = key, key:wake; ARGV = token. The owner script's release (-1 another holder, 0 gone, 1
@@ -34,6 +43,25 @@ constexpr detail::Script release_script = {
     "bbdb698c6b97f01e8d686165c74d747ab585f97e",
     "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
     "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
+
+// The acquire script's fence number: a bulk string of 1 to 19 decimal digits, no leading zero,
+// from 1 up to INT64_MAX (what INCR can reach). False, leaving `out` alone, for anything else.
+bool fence_number(const resp::Value& v, std::uint64_t& out) noexcept {
+    if (!v.is(resp::Type::bulk_string) || v.size == 0 || v.size > 19 || v.data[0] == '0') {
+        return false;
+    }
+    constexpr std::uint64_t max = 9223372036854775807U;
+    std::uint64_t n = 0;
+    for (std::uint32_t i = 0; i < v.size; ++i) {
+        const char c = v.data[i];
+        if (c < '0' || c > '9') return false;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (n > (max - digit) / 10) return false;
+        n = n * 10 + digit;
+    }
+    out = n;
+    return true;
+}
 
 // A companion key of KEY (companion_prefix() + the suffix, in KEY's cluster slot), in a fixed
 // buffer (the key is at most RESPLOCK_MAX_KEY_LEN bytes).
@@ -178,16 +206,17 @@ Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const Acqu
                     a.holder_ttl = v[1].integer;
                     return Status::busy;
                 }
-                // A fence number is at least 1; without a fence the script returns 0, and any
-                // other answer is not its grant.
-                if (!v[0].is(resp::Type::integer) ||
-                    (a.opts.fence ? v[0].integer < 1 : v[0].integer != 0)) {
+                // With a fence the grant is the number in decimal digits; without one it is the
+                // integer 0. Any other answer is not the script's grant.
+                std::uint64_t number = 0;
+                if (a.opts.fence ? !fence_number(v[0], number)
+                                 : !v[0].is(resp::Type::integer) || v[0].integer != 0) {
                     s = Status::protocol_error;
                 } else if (a.opts.fence) {
-                    *a.fence_out = static_cast<std::uint64_t>(v[0].integer);
+                    *a.fence_out = number;
                 }
             } else {
-                // An error from the script may come after its SET (e.g. an ACL without +incr).
+                // An error from the script may come after its SET (e.g. an ACL without +time).
                 s = detail::outcome(conn, s);
                 if (!detail::may_have_run(conn, s, true)) return s;  // nothing to keep
             }

@@ -1,6 +1,8 @@
-// Acquisition options against a real redis-server: fencing numbers, once-per-interval locks and
-// waking a waiter on release; their scripts' digests and NOSCRIPT fallback, ACL fallbacks, the
-// buffer they need, and mutual exclusion of contending waiters recorded on the server.
+// Acquisition options against a real redis-server: fencing numbers (strictly increasing, from the
+// server's clock or past a counter above it, and still increasing after the counter is lost or
+// the server restarts without persistence), once-per-interval locks and waking a waiter on
+// release; their scripts' digests and NOSCRIPT fallback, ACL fallbacks, the buffer they need,
+// and mutual exclusion of contending waiters recorded on the server.
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -30,7 +32,7 @@ using resplock::Lock;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-// The acquire script's EVAL needs 801 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
+// The acquire script's EVAL needs 991 bytes at RESPLOCK_MAX_KEY_LEN (three keys); 1024 fits.
 struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = 1024, const char* user = nullptr,
                     const char* password = nullptr)
@@ -75,6 +77,20 @@ long long counter(const std::string& key) {
     return std::atoll(server().cli({"GET", key}).c_str());
 }
 
+// A fence number as the server stores it (GET KEY:fence), exactly: up to 2^63 - 1.
+std::uint64_t stored(const support::RedisServer& s, const std::string& key) {
+    return std::strtoull(s.cli({"GET", key}).c_str(), nullptr, 10);
+}
+
+// The server's clock (TIME) in microseconds.
+std::uint64_t server_micros(const support::RedisServer& s) {
+    const std::string t = s.cli({"TIME"});
+    const std::size_t nl = t.find('\n');
+    if (nl == std::string::npos) return 0;
+    return std::strtoull(t.c_str(), nullptr, 10) * 1000000U +
+           std::strtoull(t.c_str() + nl + 1, nullptr, 10);
+}
+
 TEST(server_started) {
     REQUIRE(server().running());
 }
@@ -97,7 +113,7 @@ TEST(scripts_match_their_digests_and_fall_back_to_eval_after_a_flush) {
         const std::string stats = server().cli({"INFO", "commandstats"});
         CHECK_EQ(stat(stats, "eval"), 2LL);
         CHECK_EQ(stat(stats, "evalsha"), 4LL);
-        CHECK_EQ(server().cli({"SCRIPT", "EXISTS", "07e628608f5486dc9490e629d16368bc8d0cbec6",
+        CHECK_EQ(server().cli({"SCRIPT", "EXISTS", "61429715f14556dea4eeee434d0ac26b51123643",
                                "bbdb698c6b97f01e8d686165c74d747ab585f97e"}),
                  std::string("1\n1"));
         if (check::failed()) std::printf("      %s\n", stats.c_str());
@@ -121,11 +137,11 @@ TEST(fence_numbers_increase_across_two_clients_and_busy_attempts_consume_none) {
         CHECK_EQ(first.release(), Status::ok);
         REQUIRE_EQ(second.acquire(5000, fenced(), &f2), Status::ok);
         CHECK_EQ(second.release(), Status::ok);
-        CHECK_EQ(f1, last + 1);
-        CHECK_EQ(f2, f1 + 1);
+        CHECK(f1 > last);
+        CHECK(f2 > f1);
+        CHECK_EQ(stored(server(), "{opt:fence}:fence"), f2);  // the last number is kept
         last = f2;
     }
-    CHECK_EQ(last, std::uint64_t{40});
     CHECK_EQ(pttl("{opt:fence}:fence"), -1LL);  // the counter never expires
     std::uint64_t f = 0;
     CHECK_EQ(la.acquire(5000, fenced(), nullptr), Status::invalid_argument);
@@ -138,15 +154,141 @@ TEST(fence_with_once_per_counts_only_granted_acquisitions) {
     Lock la(a.conn, "opt:both"), lb(b.conn, "opt:both");
     std::uint64_t f = 0;
     REQUIRE_EQ(la.acquire(5000, once_per(800, true), &f), Status::ok);
-    CHECK_EQ(f, std::uint64_t{1});
+    const std::uint64_t first = f;
+    CHECK(first >= 1);
     CHECK_EQ(la.release(), Status::ok);
     CHECK_EQ(lb.acquire(5000, once_per(800, true), &f), Status::busy);
-    CHECK_EQ(counter("{opt:both}:fence"), 1LL);
+    CHECK_EQ(f, first);
+    CHECK_EQ(stored(server(), "{opt:both}:fence"), first);  // a busy attempt takes no number
     const long long marker = pttl("{opt:both}:once");
     CHECK(marker > 0 && marker <= 800);
     CHECK_EQ(lb.try_acquire(5000, 2000, once_per(800, true), &f), Status::ok);
-    CHECK_EQ(f, std::uint64_t{2});
+    CHECK(f > first);
+    CHECK_EQ(stored(server(), "{opt:both}:fence"), f);
     CHECK_EQ(lb.release(), Status::ok);
+}
+
+// Acquires `lock` with a fence, releases it, and returns the number (0 on any failure).
+std::uint64_t fenced_number(Lock& lock) {
+    std::uint64_t f = 0;
+    if (!CHECK_EQ(lock.acquire(5000, fenced(), &f), Status::ok)) return 0;
+    CHECK_EQ(lock.release(), Status::ok);
+    return f;
+}
+
+TEST(fence_numbers_strictly_increase_over_many_acquisitions) {
+    server().cli({"DEL", "opt:many", "{opt:many}:fence"});
+    Client c;
+    Lock lock(c.conn, "opt:many");
+    std::uint64_t last = 0;
+    int increases = 0;
+    const int rounds = 1000;
+    for (int i = 0; i < rounds; ++i) {
+        const std::uint64_t f = fenced_number(lock);
+        if (!CHECK(f > last)) {
+            std::printf("      round %d: %llu after %llu\n", i, static_cast<unsigned long long>(f),
+                        static_cast<unsigned long long>(last));
+            break;
+        }
+        last = f;
+        ++increases;
+    }
+    CHECK_EQ(increases, rounds);
+    CHECK_EQ(stored(server(), "{opt:many}:fence"), last);
+    std::printf("      %d numbers, the last %llu\n", increases,
+                static_cast<unsigned long long>(last));
+}
+
+TEST(fence_number_is_the_servers_clock_in_microseconds_when_the_counter_is_below_it) {
+    server().cli({"SET", "{opt:clock}:fence", "41"});
+    Client c;
+    Lock lock(c.conn, "opt:clock");
+    REQUIRE_EQ(c.conn.connect(resplock::Deadline::after(c.port, 2000)), Status::ok);
+    // TIME before and after, on the same server: the script's TIME lies between them.
+    const std::uint64_t before = server_micros(server());
+    const std::uint64_t f = fenced_number(lock);
+    const std::uint64_t after = server_micros(server());
+    if (!CHECK(before > 1000000000000000U && before <= f && f <= after)) {
+        std::printf("      TIME %llu, number %llu, TIME %llu\n",
+                    static_cast<unsigned long long>(before), static_cast<unsigned long long>(f),
+                    static_cast<unsigned long long>(after));
+    }
+    CHECK_EQ(stored(server(), "{opt:clock}:fence"), f);
+    CHECK_EQ(pttl("{opt:clock}:fence"), -1LL);  // SET without a TTL, as INCR left it
+}
+
+TEST(fence_number_follows_a_counter_above_the_clock_by_one_exactly) {
+    // Beyond 2^53 a Lua number (a double) is no longer exact: the script counts with INCR and
+    // sends the digits.
+    server().cli({"SET", "{opt:high}:fence", "9000000000000000000"});
+    Client c;
+    Lock lock(c.conn, "opt:high");
+    CHECK_EQ(fenced_number(lock), std::uint64_t{9000000000000000001U});
+    CHECK_EQ(fenced_number(lock), std::uint64_t{9000000000000000002U});
+    CHECK_EQ(server().cli({"GET", "{opt:high}:fence"}), std::string("9000000000000000002"));
+    // Up to INT64_MAX, the most INCR holds; past it the script fails after its SET (the error
+    // is the server's, the token is kept so release() removes the key) and the counter stays.
+    server().cli({"SET", "{opt:high}:fence", "9223372036854775806"});
+    CHECK_EQ(fenced_number(lock), std::uint64_t{9223372036854775807U});
+    std::uint64_t f = 0;
+    CHECK_EQ(lock.acquire(5000, fenced(), &f), Status::server_error);
+    CHECK_EQ(f, std::uint64_t{0});
+    CHECK(!lock.held());
+    CHECK_EQ(lock.release(), Status::ok);
+    CHECK_EQ(server().cli({"GET", "{opt:high}:fence"}), std::string("9223372036854775807"));
+    server().cli({"DEL", "{opt:high}:fence"});
+}
+
+TEST(fence_numbers_still_increase_after_the_counter_is_lost) {
+    // What a restart without persistence, or a failover to a replica that missed the last
+    // numbers, leaves: no KEY:fence. The next number comes from the clock, past every earlier one.
+    server().cli({"DEL", "opt:lost", "{opt:lost}:fence"});
+    Client c;
+    Lock lock(c.conn, "opt:lost");
+    std::uint64_t highest = 0;
+    for (int round = 0; round < 5; ++round) {
+        for (int i = 0; i < 20; ++i) {
+            const std::uint64_t f = fenced_number(lock);
+            CHECK(f > highest);
+            highest = f;
+        }
+        CHECK_EQ(server().cli({"DEL", "{opt:lost}:fence"}), std::string("1"));
+        const std::uint64_t next = fenced_number(lock);
+        if (!CHECK(next > highest)) {
+            std::printf("      after DEL: %llu, highest before %llu\n",
+                        static_cast<unsigned long long>(next),
+                        static_cast<unsigned long long>(highest));
+        }
+        highest = next;
+    }
+}
+
+TEST(fence_numbers_still_increase_after_a_restart_without_persistence) {
+    support::RedisServer own;  // its own server: the others' keys and settings stay
+    REQUIRE(own.running());
+    std::uint64_t highest = 0;
+    {
+        support::PosixClient c(own.port(), 1024);
+        Lock lock(c.conn, "opt:restart");
+        for (int i = 0; i < 10; ++i) {
+            const std::uint64_t f = fenced_number(lock);
+            CHECK(f > highest);
+            highest = f;
+        }
+    }
+    CHECK_EQ(stored(own, "{opt:restart}:fence"), highest);
+    own.kill();
+    REQUIRE(own.restart());
+    CHECK_EQ(own.cli({"EXISTS", "{opt:restart}:fence"}), std::string("0"));  // nothing kept
+    support::PosixClient c(own.port(), 1024);
+    Lock lock(c.conn, "opt:restart");
+    const std::uint64_t next = fenced_number(lock);
+    if (!CHECK(next > highest)) {
+        std::printf("      after the restart: %llu, highest before %llu\n",
+                    static_cast<unsigned long long>(next),
+                    static_cast<unsigned long long>(highest));
+    }
+    CHECK(fenced_number(lock) > next);
 }
 
 TEST(once_per_interval_is_busy_until_the_marker_ends_even_after_release) {
@@ -282,10 +424,11 @@ TEST(wake_waiting_never_overruns_the_wait_by_more_than_one_call) {
 
 TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
     server().cli({"DEL", "opt:acl", "{opt:acl}:wake"});
-    REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "on", ">pw", "resetkeys", "~opt:*",
-                             "~{opt:*", "-@all", "+set", "+get", "+pttl", "+pexpire", "+del",
-                             "+eval", "+evalsha", "+incr", "+rpush", "-blpop"}),
-               std::string("OK"));
+    REQUIRE_EQ(
+        server().cli({"ACL",     "SETUSER",  "noblock", "on",    ">pw",    "resetkeys", "~opt:*",
+                      "~{opt:*", "-@all",    "+set",    "+get",  "+pttl",  "+pexpire",  "+del",
+                      "+eval",   "+evalsha", "+incr",   "+time", "+rpush", "-blpop"}),
+        std::string("OK"));
     Client a, b(1024, "noblock", "pw");
     Lock holder(a.conn, "opt:acl"), waiter(b.conn, "opt:acl");
     REQUIRE_EQ(holder.acquire(10000), Status::ok);
@@ -308,10 +451,10 @@ TEST(wake_falls_back_to_sleeping_when_the_acl_forbids_blpop) {
     CHECK_EQ(stat(stats, "blpop"), 0LL);
     CHECK_EQ(waiter.release(waking()), Status::ok);
 
-    // Without +incr the fence script stops after its SET: the server's error (an ERR naming the
+    // Without +time the fence script stops after its SET: the server's error (an ERR naming the
     // ACL) is returned, the lock is not claimed, and the token is kept so release() removes the
     // key the script did set.
-    REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "-incr"}), std::string("OK"));
+    REQUIRE_EQ(server().cli({"ACL", "SETUSER", "noblock", "-time"}), std::string("OK"));
     std::uint64_t f = 0;
     CHECK_EQ(waiter.acquire(10000, fenced(), &f), Status::server_error);
     CHECK(!waiter.held());
@@ -325,8 +468,8 @@ TEST(requests_too_large_for_the_buffer_are_refused_before_sending) {
     // The longest request of the options: the acquire script's EVAL with a key of
     // RESPLOCK_MAX_KEY_LEN bytes whose companions have the longest names (a '}' and no tag:
     // {XY}KEY:once, {XY}KEY:fence), a 10-digit TTL and interval, and a token with the longest
-    // owner label: 834 bytes with 32-digit tokens and 32-byte labels.
-    const std::size_t need = 801 + resplock::token_len - 32 +
+    // owner label: 1024 bytes with 32-digit tokens and 32-byte labels.
+    const std::size_t need = 991 + resplock::token_len - 32 +
                              (resplock::max_owner_len != 0 ? resplock::max_owner_len + 1 : 0);
     CHECK_EQ(resplock::lock_options_buffer_min(), need);
     const std::string key(RESPLOCK_MAX_KEY_LEN, '}');

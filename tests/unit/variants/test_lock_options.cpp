@@ -1,8 +1,10 @@
 // Lock's calls with AcquireOptions (src/variants/lock_options.cpp) over the mock port: the exact
 // acquire-script requests (KEYS and ARGV with and without KEY:once and KEY:fence), the NOSCRIPT
-// fallback, busy replies carrying the PTTL that bounds the wait, fence numbers, the refusal of a
+// fallback, busy replies carrying the PTTL that bounds the wait, fence numbers (decimal digits in
+// a bulk string, exact over all 63 bits INCR can reach, and nothing else), the refusal of a
 // request whose EVAL form would not fit, what an error or a lost reply leaves, the wake-up BLPOP
 // (its timeout, when it is not used, the switch to sleeping) and the release that wakes a waiter.
+#include <cstdio>
 #include <cstring>
 
 #include "check.hpp"
@@ -26,14 +28,21 @@ using wire::noscript;
 using wire::owner_sha;
 using wire::token0;
 using wire::zeros;
+using namespace std::string_view_literals;
 
 // With constant_random() every token is `zeros` and every jitter is backoff/2.
-constexpr std::string_view acquire_sha = "07e628608f5486dc9490e629d16368bc8d0cbec6";
+// The fence number is the larger of KEY:fence + 1 and the server's TIME in microseconds, sent
+// back as the digits GET KEY:fence returns (a bulk string: Lua's numbers are doubles).
+constexpr std::string_view acquire_sha = "61429715f14556dea4eeee434d0ac26b51123643";
 constexpr std::string_view acquire_text =
-    "local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] local t=o and r('pttl',o) or -2 "
-    "if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o then r('set',o,a[1],'px',a[3]) "
-    "end local f=k[o and 3 or 2] return f and r('incr',f) or 0 end "
+    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] "
+    "local t=o and r('pttl',o) or -2 if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o "
+    "then r('set',o,a[1],'px',a[3]) end local f=k[o and 3 or 2] if not f then return 0 end local "
+    "s=r('time') local c=s[1]*1000000+s[2] if (tonumber(r('get',f) or 0) or c)<c then "
+    "r('set',f,string.format('%.0f',c)) else r('incr',f) end return r('get',f) end "
     "return {math.max(t,r('pttl',k[1]))}";
+// A fence number of about today's clock in microseconds, as the script sends it.
+constexpr std::string_view clock_fence = "$16\r\n1799999999999999\r\n";
 constexpr std::string_view release_sha = "bbdb698c6b97f01e8d686165c74d747ab585f97e";
 constexpr std::string_view release_text =
     "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
@@ -73,9 +82,9 @@ struct Fixture : support::MockConnection<1024> {
         mock.random_next = 0;
         mock.random_step = 0;
     }
-    // Acquires "k" with token0 through the fence script (fence number 1).
+    // Acquires "k" with token0 through the fence script (fence number 1799999999999999).
     void acquired() {
-        mock.on_connect().expect(fenced0).reply(":1\r\n");
+        mock.on_connect().expect(fenced0).reply(clock_fence);
         std::uint64_t fence = 0;
         CHECK_EQ(lock.acquire(1000, fence_only, &fence), Status::ok);
     }
@@ -106,7 +115,7 @@ TEST(options_without_fence_or_once_acquire_with_the_plain_set) {
 
 TEST(fence_sends_the_script_with_key_and_key_fence_and_returns_the_number) {
     Fixture f;
-    f.mock.on_connect().expect(fenced0).reply(":7\r\n");
+    f.mock.on_connect().expect(fenced0).reply("$1\r\n7\r\n");
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, fence_only, &fence), Status::ok);
     CHECK_EQ(fence, 7U);
@@ -116,13 +125,31 @@ TEST(fence_sends_the_script_with_key_and_key_fence_and_returns_the_number) {
     CHECK(f.mock.done());
 }
 
-TEST(fence_numbers_use_all_64_bits) {
-    Fixture f;
-    f.mock.on_connect().expect(fenced0).reply(":9007199254740993\r\n");
-    std::uint64_t fence = 0;
-    CHECK_EQ(f.lock.acquire(1000, fence_only, &fence), Status::ok);
-    CHECK_EQ(fence, 9007199254740993U);
-    CHECK(f.mock.done());
+TEST(fence_numbers_are_exact_up_to_int64_max) {
+    // Today's clock in microseconds, 2^53 - 1 and 2^53 + 1 (the first integer a double misses),
+    // a counter set far above the clock, and INT64_MAX (the most INCR reaches).
+    struct Case {
+        std::string_view reply;
+        std::uint64_t number;
+    };
+    const Case cases[] = {
+        {clock_fence, 1799999999999999U},
+        {"$16\r\n9007199254740991\r\n", 9007199254740991U},
+        {"$16\r\n9007199254740993\r\n", 9007199254740993U},
+        {"$19\r\n9000000000000000001\r\n", 9000000000000000001U},
+        {"$19\r\n9223372036854775806\r\n", 9223372036854775806U},
+        {"$19\r\n9223372036854775807\r\n", 9223372036854775807U},
+        {"$1\r\n1\r\n", 1U},
+    };
+    for (const Case& c : cases) {
+        Fixture f;
+        f.mock.on_connect().expect(fenced0).reply(c.reply);
+        std::uint64_t fence = 0;
+        CHECK_EQ(f.lock.acquire(1000, fence_only, &fence), Status::ok);
+        if (!CHECK_EQ(fence, c.number)) std::printf("      reply %.*s\n", 24, c.reply.data());
+        CHECK(f.lock.held());
+        CHECK(f.mock.done());
+    }
 }
 
 TEST(once_per_sends_key_once_and_the_interval_and_no_fence_key) {
@@ -142,7 +169,7 @@ TEST(once_per_sends_key_once_and_the_interval_and_no_fence_key) {
 
 TEST(fence_and_once_send_three_keys) {
     Fixture f;
-    f.mock.on_connect().expect(fenced_once0).reply(":3\r\n");
+    f.mock.on_connect().expect(fenced_once0).reply("$1\r\n3\r\n");
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, options(true, 60000), &fence), Status::ok);
     CHECK_EQ(fence, 3U);
@@ -166,7 +193,7 @@ TEST(noscript_falls_back_to_eval_with_the_same_arguments) {
         .reply(noscript)
         .expect(wire::cmd(
             {"EVAL", acquire_text, "3", "k", "{k}:once", "{k}:fence", token0, "1000", "60000"}))
-        .reply(":12\r\n");
+        .reply("$2\r\n12\r\n");
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, options(true, 60000), &fence), Status::ok);
     CHECK_EQ(fence, 12U);
@@ -176,7 +203,7 @@ TEST(noscript_falls_back_to_eval_with_the_same_arguments) {
 
 TEST(validity_counts_from_before_the_script_was_sent) {
     Fixture f;
-    f.mock.on_connect().expect(fenced0).recv_delay(300).reply(":1\r\n");
+    f.mock.on_connect().expect(fenced0).recv_delay(300).reply(clock_fence);
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, fence_only, &fence), Status::ok);
     CHECK_EQ(f.lock.remaining_ms(), 688U);
@@ -207,7 +234,7 @@ TEST(the_busy_replys_pttl_bounds_the_pause_and_no_query_is_sent) {
         .expect(fenced_zeros)
         .reply("*1\r\n:-2\r\n")
         .expect(fenced_zeros)
-        .reply(":4\r\n");
+        .reply("$1\r\n4\r\n");
     std::uint64_t fence = 0;
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.try_acquire(1000, 5000, fence_only, &fence), Status::ok);
@@ -237,8 +264,34 @@ TEST(once_per_stays_busy_until_the_wait_runs_out) {
 
 // ---- what a reply means ----
 
-TEST(a_fence_number_below_1_is_a_protocol_error_and_keeps_the_token) {
-    for (const std::string_view reply : {":0\r\n", ":-1\r\n"}) {
+// With a fence the grant is a bulk string of the digits of 1..INT64_MAX, no leading zero. Zero,
+// a negative number, one past INT64_MAX, anything not plain digits and an integer reply (what the
+// script without a fence key sends) are no answer of its.
+TEST(a_fence_reply_other_than_the_digits_of_1_to_int64_max_is_a_protocol_error) {
+    for (const std::string_view reply : {"$1\r\n0\r\n",
+                                         "$2\r\n-1\r\n",
+                                         "$2\r\n-5\r\n",
+                                         "$19\r\n9223372036854775808\r\n",
+                                         "$20\r\n18446744073709551615\r\n",
+                                         "$20\r\n10000000000000000000\r\n",
+                                         "$20\r\n00000000000000000001\r\n",
+                                         "$2\r\n07\r\n",
+                                         "$0\r\n\r\n",
+                                         "$3\r\n1.5\r\n",
+                                         "$5\r\n1e+15\r\n",
+                                         "$2\r\n+7\r\n",
+                                         "$2\r\n 7\r\n",
+                                         "$2\r\n7 \r\n",
+                                         "$2\r\n1a\r\n",
+                                         "$3\r\nabc\r\n",
+                                         "$-1\r\n",
+                                         "+7\r\n",
+                                         ":0\r\n",
+                                         ":-1\r\n",
+                                         ":1\r\n",
+                                         ":1799999999999999\r\n",
+                                         "*1\r\n$1\r\n7\r\n",
+                                         "*0\r\n"}) {
         Fixture f;
         f.mock.on_connect().expect(fenced0).reply(reply);
         std::uint64_t fence = 99;
@@ -253,7 +306,8 @@ TEST(a_fence_number_below_1_is_a_protocol_error_and_keeps_the_token) {
 
 // Without a fence key the script's grant is exactly 0: another number is no answer of its.
 TEST(without_a_fence_only_0_is_a_grant) {
-    for (const std::string_view reply : {":5\r\n", ":-1\r\n", ":1\r\n"}) {
+    for (const std::string_view reply :
+         {":5\r\n"sv, ":-1\r\n"sv, ":1\r\n"sv, "$1\r\n0\r\n"sv, "$1\r\n1\r\n"sv, clock_fence}) {
         Fixture f;
         f.mock.on_connect().expect(once0).reply(reply);
         CHECK_EQ(f.lock.acquire(1000, options(false, 60000)), Status::protocol_error);
@@ -277,10 +331,10 @@ TEST(a_reply_neither_a_number_nor_a_busy_pttl_is_a_protocol_error) {
 }
 
 TEST(an_error_reply_to_the_script_keeps_the_token_with_no_validity) {
-    // An ACL without +incr stops the script after its SET: the key may be set.
+    // An ACL without +time stops the script after its SET: the key may be set.
     Fixture f;
     f.mock.on_connect().expect(fenced0).reply(
-        "-NOPERM this user has no permissions to run the 'incr' command\r\n");
+        "-NOPERM this user has no permissions to run the 'time' command\r\n");
     std::uint64_t fence = 99;
     CHECK_EQ(f.lock.acquire(1000, fence_only, &fence), Status::no_permission);
     CHECK_EQ(fence, 99U);
@@ -329,11 +383,11 @@ TEST(a_lost_reply_is_unknown_outcome_keeps_the_token_and_is_not_retried) {
 TEST(connection_failures_before_sending_are_retried_within_the_wait) {
     Fixture f;
     f.constant_random();
-    f.mock.on_connect(RESPLOCK_PORT_REFUSED).on_connect().expect(fenced_zeros).reply(":1\r\n");
+    f.mock.on_connect(RESPLOCK_PORT_REFUSED).on_connect().expect(fenced_zeros).reply(clock_fence);
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.try_acquire(1000, 1000, fence_only, &fence), Status::ok);
     CHECK_EQ(f.mock.slept_ms, 5U);
-    CHECK_EQ(fence, 1U);
+    CHECK_EQ(fence, 1799999999999999U);
     CHECK(f.mock.done());
 }
 
@@ -386,7 +440,7 @@ TEST(nothing_is_sent_when_the_eval_form_would_not_fit) {
     }
     // The exact size: sent, and the fallback fits.
     Fixture f(2000, eval.size());
-    f.mock.on_connect().expect(fenced_once0).reply(noscript).expect(eval).reply(":1\r\n");
+    f.mock.on_connect().expect(fenced_once0).reply(noscript).expect(eval).reply(clock_fence);
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, options(true, 60000), &fence), Status::ok);
     CHECK(f.mock.done());
@@ -430,7 +484,7 @@ TEST(lock_options_buffer_min_fits_the_longest_acquire_exactly) {
                 .reply(noscript)
                 .expect(wire::cmd({"EVAL", acquire_text, "3", key, once_key, fence_key, token,
                                    "2147483647", "2147483647"}))
-                .reply(":1\r\n");
+                .reply(clock_fence);
             CHECK_EQ(f.lock.acquire(resplock::max_ttl_ms, longest, &fence), Status::ok);
         } else {
             CHECK_EQ(f.lock.acquire(resplock::max_ttl_ms, longest, &fence), Status::too_large);
@@ -456,7 +510,7 @@ TEST(wake_blocks_on_key_wake_for_the_pause_in_decimal_seconds) {
             .recv_delay(pauses[i])
             .reply("*-1\r\n");
     }
-    f.mock.expect(fenced_zeros).reply(":2\r\n");
+    f.mock.expect(fenced_zeros).reply("$1\r\n2\r\n");
     std::uint64_t fence = 0;
     const std::uint32_t start = f.mock.now_ms;
     CHECK_EQ(f.lock.try_acquire(1000, 5000, fence_and_wake, &fence), Status::ok);
@@ -737,7 +791,7 @@ TEST(owner_label_with_a_fence_goes_into_the_script) {
     f.mock.on_connect()
         .expect(wire::cmd({"EVALSHA", acquire_sha, "2", "k", "{k}:fence",
                            "dev:000102030405060708090a0b0c0d0e0f", "1000"}))
-        .reply(":4\r\n");
+        .reply("$1\r\n4\r\n");
     std::uint64_t fence = 0;
     CHECK_EQ(f.lock.acquire(1000, owned("dev", true), &fence), Status::ok);
     CHECK_EQ(fence, 4U);

@@ -22,7 +22,8 @@ const std::string_view set0 = wire::cmd({"SET", "k", token0, "NX", "PX", "1000"}
 const std::string_view release0 = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0});
 const std::string_view extend0 = wire::cmd({"EVALSHA", owner_sha, "1", "k", token0, "1000"});
 
-struct Fixture : support::MockConnection<> {
+// 1024 bytes: the acquire script's EVAL form (with the options) must fit.
+struct Fixture : support::MockConnection<1024> {
     Lock lock;
 
     explicit Fixture(std::uint32_t replicas, std::uint32_t timeout_ms = 2000)
@@ -228,9 +229,9 @@ TEST(acquisition_with_options_waits_too) {
     options.fence = true;
     std::uint64_t fence = 0;
     f.mock.on_connect()
-        .expect(wire::cmd({"EVALSHA", "07e628608f5486dc9490e629d16368bc8d0cbec6", "2", "k",
+        .expect(wire::cmd({"EVALSHA", "61429715f14556dea4eeee434d0ac26b51123643", "2", "k",
                            "{k}:fence", token0, "1000"}))
-        .reply(":7\r\n")
+        .reply("$1\r\n7\r\n")
         .expect(wire::cmd({"WAIT", "1", "1000"}))
         .reply(":0\r\n")
         .expect(release0)

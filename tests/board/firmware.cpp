@@ -47,6 +47,17 @@ void step(const char* format, ...) {
     va_end(args);
 }
 
+// `value` in decimal into `out` (a printf without %llu, as small C libraries have, shows it too).
+const char* decimal(std::uint64_t value, char (&out)[21]) {
+    char* p = out + sizeof out - 1;
+    *p = '\0';
+    do {
+        *--p = static_cast<char>('0' + value % 10);
+        value /= 10;
+    } while (value != 0);
+    return p;
+}
+
 void expect(bool ok, const char* what, Status s) {
     if (!ok) {
         ++failures;
@@ -252,15 +263,18 @@ int main() {
     step("released %s", name(s));
     expect(s == Status::ok, "release", s);
 
-    // 5. A fencing number (the host set {board:fenced}:fence to 41 before the run). Each later step
-    // has a key of its own, so the host's checks of the earlier ones cannot race with it.
+    // 5. A fencing number (the host set {board:fenced}:fence to 9000000000000000041, far above
+    // the server's clock in microseconds, before the run): the next one, all 64 bits of it. Each
+    // later step has a key of its own, so the host's checks of the earlier ones cannot race with
+    // it.
     resplock::Lock fenced_lock(conn, "board:fenced");
     resplock::AcquireOptions fenced;
     fenced.fence = true;
     std::uint64_t fence = 0;
     s = fenced_lock.acquire(10000, fenced, &fence);
-    step("fence %s %lu", name(s), static_cast<unsigned long>(fence));
-    expect(s == Status::ok && fence == 42u, "fenced acquire", s);
+    char digits[21];
+    step("fence %s %s", name(s), decimal(fence, digits));
+    expect(s == Status::ok && fence == 9000000000000000042u, "fenced acquire", s);
     s = fenced_lock.release();
     expect(s == Status::ok, "release after fence", s);
 

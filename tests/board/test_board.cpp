@@ -10,7 +10,7 @@
 //   extended  the host sees the new PTTL and the firmware's token, then lets it go on by
 //             releasing board:gate (the firmware waits for that lock)
 //   released  the key is gone
-//   fence     the firmware's fencing number follows the host's 41
+//   fence     the firmware's fencing number follows the host's 9000000000000000041 by one
 //   big       a 3000-byte reply came whole through the port's (64-byte) receive ring
 //   renewed   the renewal driver's tick() in the super-loop kept a 1.5 s lock for 4 s
 //   silent    a peer that accepts and never answers (the host's SilentListener): the call ends
@@ -242,7 +242,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 3000; ++i)
         big += static_cast<char>('a' + i % 26);
     server.cli({"SET", "board:big", big});
-    server.cli({"SET", "{board:fenced}:fence", "41"});
+    server.cli({"SET", "{board:fenced}:fence", "9000000000000000041"});
     const auto gate = cli({"acquire", "board:gate", "--ttl", "120000"});
     const auto held = cli({"acquire", "board:lock", "--ttl", "60000"});
     check(gate.code == 0 && held.code == 0, "the host holds board:lock and board:gate (CLI)");
@@ -317,9 +317,10 @@ int main(int argc, char** argv) {
             check(w.size() == 3 && w[2] == "ok", "firmware: release");
             check(server.cli({"EXISTS", "board:lock"}) == "0", "host: board:lock is gone");
         } else if (step == "fence") {
-            check(w.size() == 4 && w[2] == "ok" && w[3] == "42", "firmware: fencing number 42");
-            check(server.cli({"GET", "{board:fenced}:fence"}) == "42",
-                  "host: board:fenced:fence is 42");
+            check(w.size() == 4 && w[2] == "ok" && w[3] == "9000000000000000042",
+                  "firmware: fencing number 9000000000000000042");
+            check(server.cli({"GET", "{board:fenced}:fence"}) == "9000000000000000042",
+                  "host: board:fenced:fence is 9000000000000000042");
         } else if (step == "big") {
             check(w.size() == 5 && w[2] == "ok" && w[3] == "3000" && w[4] == "intact",
                   "firmware: 3000-byte reply through the port's receive ring");

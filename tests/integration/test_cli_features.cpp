@@ -111,9 +111,19 @@ TEST_TAGGED(acquire_fence_prints_token_and_increasing_number, "slow_launcher_ok"
     // A busy attempt takes no number.
     const Result held = cli({"-u", u, "--fence", "acquire", "clif:fence"});
     REQUIRE(held.code == 0);
+    const Fenced h = parse_fenced(held.out);
+    CHECK(h.fence > last);
     CHECK_EQ(cli({"-u", u, "--fence", "acquire", "clif:fence"}).code, 75);
-    CHECK_EQ(server().cli({"GET", "{clif:fence}:fence"}), std::to_string(last + 1));
-    CHECK_EQ(cli({"-u", u, "release", "clif:fence", parse_fenced(held.out).token}).code, 0);
+    CHECK_EQ(server().cli({"GET", "{clif:fence}:fence"}), std::to_string(h.fence));
+    CHECK_EQ(cli({"-u", u, "release", "clif:fence", h.token}).code, 0);
+    // All 64 bits are printed: a counter far above the clock is followed by one, digit for digit.
+    server().cli({"SET", "{clif:fence}:fence", "9223372036854775806"});
+    const Result high = cli({"-u", u, "--fence", "acquire", "clif:fence"});
+    REQUIRE(high.code == 0);
+    const std::string line = trim(high.out);
+    CHECK_EQ(line.substr(line.find(' ') + 1), std::string("9223372036854775807"));
+    CHECK_EQ(cli({"-u", u, "release", "clif:fence", line.substr(0, line.find(' '))}).code, 0);
+    server().cli({"DEL", "{clif:fence}:fence"});
 }
 
 TEST_TAGGED(run_fence_exports_fence_and_token, "slow_launcher_ok") {
@@ -125,6 +135,13 @@ TEST_TAGGED(run_fence_exports_fence_and_token, "slow_launcher_ok") {
     CHECK(f.fence >= 1);
     CHECK_EQ(std::to_string(f.fence), server().cli({"GET", "{clif:runfence}:fence"}));
     CHECK_EQ(random_part(f.token).size(), std::size_t{32});
+    // RESPLOCK_FENCE carries all 64 bits.
+    server().cli({"SET", "{clif:runfence}:fence", "9000000000000000000"});
+    const Result high = cli(
+        {"-u", u, "--fence", "run", "clif:runfence", "--", "sh", "-c", "echo \"$RESPLOCK_FENCE\""});
+    CHECK_EQ(high.code, 0);
+    CHECK_EQ(trim(high.out), std::string("9000000000000000001"));
+    server().cli({"DEL", "{clif:runfence}:fence"});
     // Without --fence, no RESPLOCK_FENCE.
     const Result plain = cli(
         {"-u", u, "run", "clif:runfence", "--", "sh", "-c", "echo \"[${RESPLOCK_FENCE-unset}]\""});

@@ -197,7 +197,7 @@ TEST(options_on_every_node_through_another) {
         REQUIRE_EQ(la.acquire(5000, o, &f1), Status::ok);
         CHECK_EQ(la.release(), Status::ok);
         REQUIRE_EQ(lb.acquire(5000, o, &f2), Status::ok);
-        CHECK_EQ(f2, f1 + 1);
+        CHECK(f2 > f1);
         CHECK_EQ(cluster().node(owner).cli({"GET", companion(key, ":fence")}), std::to_string(f2));
         CHECK_EQ(lb.release(), Status::ok);
         // Once per interval: the marker lives in the key's slot.

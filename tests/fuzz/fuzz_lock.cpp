@@ -10,7 +10,8 @@
 //
 // Input format (tests/fuzz/make_corpus.py writes seeds in it):
 //   config   4 bytes: flags (1 password, 2 user name, 4 SELECT 3), timeout (1 + 20 * b ms),
-//            buffer (64, 200, lock_buffer_min(), 512 by b % 4), key length (b % 131; 0 and
+//            buffer (64, 200, lock_buffer_min(), lock_options_buffer_min() by b % 4), key length
+//            (b % 131; 0 and
 //            over 128 are invalid)
 //   op       b % 8: 0 acquire TTL; 1 try_acquire TTL WAIT (4 * b ms); 2 release; 3 extend TTL;
 //            4 query; 5 adopt LEN BYTES; 6 advance the clock by u16 << (b >> 3 & 7) ms;
@@ -84,7 +85,9 @@ struct Harness {
         if ((flags & 3) == 3) config.username = "fuzz";
         if ((flags & 4) != 0) config.db = 3;
         config.timeout_ms = 1 + 20U * in.byte();
-        const std::size_t sizes[] = {64, 200, resplock::lock_buffer_min(), 512};
+        // The last one holds the options' longest request (the acquire script's EVAL).
+        const std::size_t sizes[] = {64, 200, resplock::lock_buffer_min(),
+                                     resplock::lock_options_buffer_min()};
         buf.resize(sizes[in.byte() % 4]);  // exactly sized: ASan sees any overrun
         key.assign(in.byte() % 131, 'k');
     }
@@ -196,6 +199,25 @@ struct Harness {
                std::vector<std::string>(a.begin() + 2, a.end()) == want;
     }
 
+    // The number in a fence reply: a bulk string that is exactly the received bytes, holding the
+    // plain decimal form (no sign, no leading zero) of 1..INT64_MAX.
+    static bool fence_reply(const std::string& r, std::uint64_t* number) {
+        if (!starts(r, "$") || r.size() < 4 || r.compare(r.size() - 2, 2, "\r\n") != 0) {
+            return false;
+        }
+        const std::size_t head = r.find("\r\n");
+        if (head == std::string::npos || head + 4 > r.size()) return false;
+        const std::string digits = r.substr(head + 2, r.size() - head - 4);
+        if (r.substr(0, head) != "$" + std::to_string(digits.size()) || digits.empty() ||
+            digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) {
+            return false;
+        }
+        const unsigned long long n = std::strtoull(digits.c_str(), nullptr, 10);
+        if (n < 1 || n > 9223372036854775807ULL || std::to_string(n) != digits) return false;
+        *number = n;
+        return true;
+    }
+
     // The PTTL of a busy reply of the acquire script ({PTTL}), exactly the received bytes.
     static bool busy_reply(const std::string& r, long long* pttl) {
         return starts(r, "*1\r\n") && integer_reply(r.substr(4), pttl);
@@ -223,14 +245,14 @@ struct Harness {
         long long v = 0;
         if (s == Status::ok) {
             // The last request was the acquire script with this token, and its answer exactly a
-            // fence number >= 1 (with a fence) or 0 (without).
+            // fence number of 1..INT64_MAX in a bulk string (with a fence) or integer 0 (without).
             FUZZ_CHECK(lock.token().size() == resplock::token_len);
             FUZZ_CHECK(acquire_request(wire.request, o, lock.token(), ttl));
-            FUZZ_CHECK(integer_reply(wire.reply, &v));
             if (o.fence) {
-                FUZZ_CHECK(v >= 1 && fence == static_cast<std::uint64_t>(v));
+                std::uint64_t n = 0;
+                FUZZ_CHECK(fence_reply(wire.reply, &n) && fence == n);
             } else {
-                FUZZ_CHECK(v == 0);
+                FUZZ_CHECK(integer_reply(wire.reply, &v) && v == 0);
             }
             lease = {true, ttl, mock.now_ms};
         } else if (s == Status::busy) {

@@ -147,6 +147,12 @@ def release_opts(options):
     return b"\x37" + options
 
 
+def fence_number(n):
+    """The acquire script's grant with a fence: the number's digits in a bulk string."""
+    digits = b"%d" % n
+    return b"$%d\r\n%s\r\n" % (len(digits), digits)
+
+
 def busy_pttl(ms):
     """The acquire script's busy reply: {PTTL}."""
     return b"*1\r\n:%d\r\n" % ms
@@ -233,31 +239,37 @@ LOCK = {
     "close_between_calls": cfg() + acquire() + CONNECT + rt(OK) + CLOSE + RELEASE + CONNECT
     + owner(1),
     # Lock's calls with AcquireOptions.
-    "options_fence_release": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n") + RELEASE
-    + owner(1),
+    "options_fence_release": cfg() + acquire_opts(FENCE) + CONNECT
+    + rt(fence_number(1799999999999999)) + RELEASE + owner(1),
     "options_fence_noscript": cfg() + acquire_opts(FENCE) + CONNECT + rt(NOSCRIPT)
-    + rt(b":7\r\n"),
+    + rt(fence_number(7)),
+    "options_fence_int64_max": cfg() + acquire_opts(FENCE) + CONNECT
+    + rt(fence_number(9223372036854775807)) + RELEASE + owner(1),
+    "options_fence_past_int64_max": cfg() + acquire_opts(FENCE) + CONNECT
+    + rt(fence_number(9223372036854775808)) + RELEASE + owner(1),
+    "options_fence_integer": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":7\r\n") + RELEASE
+    + owner(1),
     "options_once": cfg() + acquire_opts(opts(once=60000)) + CONNECT + rt(b":0\r\n"),
     "options_fence_once_busy": cfg() + acquire_opts(opts(fence=True, once=60000)) + CONNECT
     + rt(busy_pttl(59000)),
-    "options_fence_zero": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":0\r\n") + RELEASE
+    "options_fence_zero": cfg() + acquire_opts(FENCE) + CONNECT + rt(fence_number(0)) + RELEASE
     + owner(1),
     "options_not_a_number": cfg() + acquire_opts(opts(once=500)) + CONNECT + rt(b"+OK\r\n"),
     "options_error_after_set": cfg() + acquire_opts(FENCE) + CONNECT
-    + rt(b"-NOPERM this user has no permissions to run the 'incr' command\r\n") + RELEASE
+    + rt(b"-NOPERM this user has no permissions to run the 'time' command\r\n") + RELEASE
     + owner(1),
     "options_reply_lost": cfg() + acquire_opts(FENCE) + CONNECT + SEND + RECV_TIMEOUT,
     "options_too_large": cfg(buf=1) + acquire_opts(opts(fence=True, once="max")),
     "options_invalid": cfg() + acquire_opts(opts(fence=True, null_fence=True))
     + acquire_opts(opts(once="over")) + try_acquire_opts(FENCE, 0, 40),
     "options_wait_pttl": cfg() + try_acquire_opts(FENCE, 1000, 100) + CONNECT
-    + rt(busy_pttl(3)) + rt(busy_pttl(-2)) + rt(b":2\r\n"),
+    + rt(busy_pttl(3)) + rt(busy_pttl(-2)) + rt(fence_number(2)),
     "options_wake_blpop": cfg() + try_acquire_opts(WAKE, 1000, 400) + CONNECT
     + rt(busy_pttl(5000)) + SEND + delay(5) + reply(b"*-1\r\n") + rt(b":0\r\n")
     + release_opts(WAKE) + rt(b":1\r\n"),
     "options_wake_woken": cfg() + try_acquire_opts(opts(fence=True, wake=True), 1000, 400)
     + CONNECT + rt(busy_pttl(5000)) + rt(b"*2\r\n$6\r\nk:wake\r\n$1\r\n1\r\n")
-    + rt(b":3\r\n"),
+    + rt(fence_number(3)),
     "options_wake_noperm": cfg() + try_acquire_opts(WAKE, 1000, 400) + CONNECT
     + rt(busy_pttl(5000)) + rt(b"-NOPERM this user has no permissions to run the 'blpop'\r\n")
     + rt(busy_pttl(5000)) + rt(b":0\r\n"),
@@ -267,9 +279,9 @@ LOCK = {
     + rt(busy_pttl(-1)) + rt(busy_pttl(-1)) + rt(b":0\r\n"),
     "options_wake_blpop_lost": cfg(timeout=5) + try_acquire_opts(WAKE, 1000, 800) + CONNECT
     + rt(busy_pttl(5000)) + SEND + RECV_TIMEOUT + CONNECT + rt(b":0\r\n"),
-    "options_release_wake_noscript": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n")
-    + release_opts(WAKE) + rt(NOSCRIPT) + rt(b":1\r\n"),
-    "options_release_wake_answers": cfg() + acquire_opts(FENCE) + CONNECT + rt(b":1\r\n")
+    "options_release_wake_noscript": cfg() + acquire_opts(FENCE) + CONNECT
+    + rt(fence_number(1)) + release_opts(WAKE) + rt(NOSCRIPT) + rt(b":1\r\n"),
+    "options_release_wake_answers": cfg() + acquire_opts(FENCE) + CONNECT + rt(fence_number(1))
     + release_opts(WAKE) + rt(b":2\r\n") + release_opts(WAKE) + rt(b":-1\r\n"),
     "options_release_without_wake": cfg() + acquire_opts(opts(once=1000)) + CONNECT
     + rt(b":0\r\n") + release_opts(FENCE) + owner(1),

@@ -829,9 +829,9 @@ TEST(no_text_that_may_hold_a_password_is_echoed) {
 }
 
 TEST(failed_fence_script_leaves_no_key_behind) {
-    // The fence script sets the key, then INCRs KEY:fence, which this user may not run: the
-    // acquisition fails (77) after the SET. The tool gives the key back instead of leaving it
-    // held, by nobody, for its whole TTL.
+    // The fence script sets the key, then reads TIME for KEY:fence, which this user may not run:
+    // the acquisition fails (77) after the SET. The tool gives the key back instead of leaving
+    // it held, by nobody, for its whole TTL.
     const std::string u = std::string("redis://") + kUser + ":" + kUserPassword +
                           "@127.0.0.1:" + std::to_string(acl_server().port());
     acl_server().cli({"DEL", "locks:fenced", "{locks:fenced}:fence"});

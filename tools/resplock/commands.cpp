@@ -96,7 +96,7 @@ void close_in_child(resplock::QuorumLock& lock) {
 
 // After a failed acquisition the lock keeps its token when the request may have set the key (its
 // reply was lost or malformed, or the acquisition script failed after its SET, e.g. an ACL
-// without +incr under --fence). The tool never hands that token to anyone, so it gives back what
+// without +time under --fence). The tool never hands that token to anyone, so it gives back what
 // it may have taken (owner-checked: it never deletes another holder's key) rather than leave it
 // for the whole TTL. Writes what became of it to out ("" when there was nothing to give back).
 template <class L>

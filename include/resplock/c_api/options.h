@@ -27,8 +27,11 @@ extern "C" {
 #endif
 
 typedef struct resplock_acquire_options {
-    /* Non-zero: also return a fencing number, INCR of KEY:fence in the same script as the SET:
-     * it grows with every successful acquisition and never with a busy one. */
+    /* Non-zero: also return a fencing number (64-bit, stored in KEY:fence by the same script as
+     * the SET): the larger of KEY:fence + 1 and the server's clock in microseconds. It grows with
+     * every successful acquisition (not by one: it follows the clock) and never with a busy one;
+     * across a restart without persistence or a failover it keeps growing as long as the new
+     * server's clock is not behind by more than that took (docs/variants.md#fencing-numbers). */
     int fence;
     /* Non-zero: the lock can be taken at most once per this many ms by anyone, even if it is
      * released early (the marker KEY:once, on the server's clock). 0..RESPLOCK_MAX_TTL_MS. Every

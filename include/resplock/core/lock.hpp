@@ -140,7 +140,7 @@ class Lock {
     // once_per_ms over max_ttl_ms) and too_large (the EVAL would not fit the connection's
     // buffer: nothing is sent). After an error reply to the script the token is kept with no
     // validity, as after unknown_outcome: the script may have stopped after its SET (e.g. an
-    // ACL without +incr). release(options) with wake also wakes one waiter; without wake it is
+    // ACL without +time). release(options) with wake also wakes one waiter; without wake it is
     // release().
     Status acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
                    std::uint64_t* fence = nullptr) noexcept;

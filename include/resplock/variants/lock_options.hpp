@@ -17,9 +17,17 @@ namespace resplock {
 // companion_prefix(KEY) + the suffix (resplock/variants/companion.hpp), i.e. locks:{job}:fence
 // for a key with a hash tag and {locks:job}:fence for one without.
 struct AcquireOptions {
-    // Also return a fencing number: INCR of KEY:fence in the same script as the SET. It grows by
-    // one with every granted acquisition (never with a busy one) and never expires; it is
-    // monotonic only as long as the server keeps KEY:fence (persistence).
+    // Also return a fencing number, made by the same script as the SET: the larger of KEY:fence
+    // + 1 and the server's clock in microseconds (TIME), stored back in KEY:fence (no TTL). It
+    // grows with every granted acquisition (never with a busy one), not by one but with the
+    // clock: about 1.8e15 today, up to INT64_MAX from a counter above the clock. While the
+    // server keeps KEY:fence it strictly increases. When KEY:fence is lost (a restart without
+    // persistence, a failover to a replica that missed the last numbers) the next number comes
+    // from the clock, and still exceeds every earlier one as long as the new server's clock is
+    // behind the old one's by less than the time since the last number (the failover or restart
+    // time, at least). A clock behind by more may give lower numbers: a resource that refuses a
+    // lower number then refuses the new holder (liveness lost, not safety); an equal number
+    // needs both a clock behind by that much and a lost counter. See docs/variants.md.
     bool fence = false;
     // Non-zero (up to max_ttl_ms): the lock can be taken at most once per this many ms by
     // anyone, even if released early (the marker KEY:once carries that PTTL, on the server's

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -80,39 +81,44 @@ namespace {
 
 using resplock::Status;
 
+constexpr int exit_failure = 1;  // the system refused a thread or a signal mask
 constexpr int exit_usage = 2;
 constexpr int exit_resource = 3;
 
 // ---------------------------------------------------------------------------------------------
-// The port clock.
+// The port port_clock.
 
-using NowFn = std::uint32_t (*)(void*);
-NowFn posix_now = nullptr;  // the POSIX port's own clock (CLOCK_BOOTTIME in ms)
-
-// Added to every reading; SIGUSR1 adds --clock-jump-ms. An atomic that needs no lock, so that
-// a signal handler may update it.
-std::atomic<std::uint32_t> clock_offset_ms{0};
+// A port's now_ms receives only the POSIX port's context, so the skew is global state.
+struct Clock {
+    std::uint32_t (*posix_now)(void*) = nullptr;  // the POSIX port's own (CLOCK_BOOTTIME, ms)
+    // Added to every reading; SIGUSR1 adds --clock-jump-ms. Lock-free, so that a signal handler
+    // could update it as well as the thread that takes the signals does.
+    std::atomic<std::uint32_t> offset_ms{0};
+    // DELIBERATELY BROKEN, for the trial's self-test only (--slow-clock K): the port clock runs
+    // K times slower than real time, so the library believes each lock stays valid K times
+    // longer than it does, renews too late and keeps writing after the key expired on the
+    // server. Another client then takes the key while this one still writes: the trial's
+    // checker must report those overlapping sessions. 1: the true port_clock. Set before any thread
+    // starts.
+    std::uint32_t slow_factor = 1;
+    std::uint32_t slow_origin_ms = 0;  // the POSIX clock when the slow clock started
+};
 static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "the offset must be lock-free");
-
-// DELIBERATELY BROKEN, for the trial's self-test only (--slow-clock K): the port clock runs K
-// times slower than real time, so the library believes each lock stays valid K times longer
-// than it does, renews too late and keeps writing after the key expired on the server. Another
-// client then takes the key while this one still writes: the trial's checker must report those
-// overlapping sessions. 1: the true clock. Set before any thread starts.
-std::uint32_t slow_factor = 1;
-std::uint32_t slow_origin_ms = 0;  // the POSIX clock when the slow clock started
+Clock port_clock;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): see Clock
 
 std::uint32_t trial_now_ms(void* ctx) {
-    std::uint32_t now = posix_now(ctx);
-    if (slow_factor > 1) now = slow_origin_ms + (now - slow_origin_ms) / slow_factor;
-    return now + clock_offset_ms.load(std::memory_order_relaxed);
+    std::uint32_t now = port_clock.posix_now(ctx);
+    if (port_clock.slow_factor > 1)
+        now =
+            port_clock.slow_origin_ms + (now - port_clock.slow_origin_ms) / port_clock.slow_factor;
+    return now + port_clock.offset_ms.load(std::memory_order_relaxed);
 }
 
-// The POSIX port over ctx, with the trial's clock.
+// The POSIX port over ctx, with the trial's port_clock.
 resplock_port_t make_port(resplock_posix_t& ctx) {
     resplock_port_t port{};
     if (resplock_posix_port_init(&ctx, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
-    posix_now = port.now_ms;  // the same function for every context
+    port_clock.posix_now = port.now_ms;  // the same function for every context
     port.now_ms = trial_now_ms;
     return port;
 }
@@ -148,7 +154,7 @@ struct Options {
 };
 
 [[noreturn]] void usage(const char* why, const char* what = "") {
-    std::fprintf(stderr, "trial_client: %s%s\n", why, what);
+    (void)std::fprintf(stderr, "trial_client: %s%s\n", why, what);
     std::exit(exit_usage);
 }
 
@@ -165,8 +171,9 @@ bool parse_u64(const char* s, std::uint64_t& out) {
 std::uint32_t number(const char* option, const char* s, std::uint32_t lo, std::uint32_t hi) {
     std::uint64_t v = 0;
     if (!parse_u64(s, v) || v < lo || v > hi) {
-        std::fprintf(stderr, "trial_client: %s: expected a whole number in %u..%u, got '%s'\n",
-                     option, lo, hi, s == nullptr ? "" : s);
+        (void)std::fprintf(stderr,
+                           "trial_client: %s: expected a whole number in %u..%u, got '%s'\n",
+                           option, lo, hi, s == nullptr ? "" : s);
         std::exit(exit_usage);
     }
     return static_cast<std::uint32_t>(v);
@@ -313,18 +320,16 @@ class Line {
     std::string text_;
 };
 
-trial::ResourceClient* resource = nullptr;
-
 [[noreturn]] void resource_lost(const char* why, const std::string& what) {
-    std::fprintf(stderr, "trial_client: resource %s: %s\n", why, what.c_str());
+    (void)std::fprintf(stderr, "trial_client: resource %s: %s\n", why, what.c_str());
     _exit(exit_resource);  // other threads may be in the middle of library calls
 }
 
 // Sends `line`; anything but "ok" (or, when refusable, "refused") ends the process with 3.
 // Returns false for "refused".
-bool tell(const Line& line, bool refusable = false) {
+bool tell(trial::ResourceClient& resource, const Line& line, bool refusable = false) {
     std::string reply;
-    if (!resource->request(line.text(), reply)) resource_lost("lost", line.text());
+    if (!resource.request(line.text(), reply)) resource_lost("lost", line.text());
     if (reply == "ok") return true;
     if (refusable && reply == "refused") return false;
     resource_lost("answered", line.text() + " -> " + reply);
@@ -362,12 +367,9 @@ struct Link {
     ~Link() = default;
 
     static std::size_t buffer_size() {
-        std::size_t n = 4096;  // room for a Sentinel's ROLE replies too
-        for (const std::size_t m :
-             {resplock::lock_buffer_min(), resplock::lock_options_buffer_min(),
-              resplock::fair_buffer_min()})
-            if (m > n) n = m;
-        return n;
+        // 4096: room for a Sentinel's ROLE replies too.
+        return std::max({std::size_t{4096}, resplock::lock_buffer_min(),
+                         resplock::lock_options_buffer_min(), resplock::fair_buffer_min()});
     }
 };
 
@@ -475,7 +477,21 @@ struct Watched {
     std::string_view key() const noexcept;
 };
 
+// What every client thread shares; lives in main() until they are joined.
+struct Shared {
+    const Options& options;
+    trial::ResourceClient& resource;
+    resplock::Renewer& renewer;
+    resplock::RenewerThread& renewals;
+    std::uint32_t loss_margin_ms;
+    std::atomic<bool> stop{false};
+};
+
 struct Worker {
+    Worker(Shared& s, std::uint32_t i, std::seed_seq& seed)
+        : shared(s), name(std::string(s.options.name) + "." + std::to_string(i)), rng(seed) {}
+
+    Shared& shared;
     std::string name;  // NAME.i
     std::mt19937_64 rng;
     std::vector<std::unique_ptr<Link>> links;
@@ -494,7 +510,9 @@ Status Watched::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::int64_t begin = trial::boot_us();
     const Status s = worker->held->extend(ttl_ms, wait_ms);
     const std::int64_t end = trial::boot_us();
-    if (s == Status::ok) tell(Line() << "E" << worker->held->token() << begin << end << ttl_ms);
+    if (s == Status::ok)
+        tell(worker->shared.resource,
+             Line() << "E" << worker->held->token() << begin << end << ttl_ms);
     return s;
 }
 std::uint32_t Watched::remaining_ms() const noexcept {
@@ -507,12 +525,6 @@ std::string_view Watched::key() const noexcept {
     return worker->held->key();
 }
 
-std::atomic<bool> stop_requested{false};
-const Options* options = nullptr;
-resplock::Renewer* renewer = nullptr;
-resplock::RenewerThread* renewals = nullptr;
-std::uint32_t loss_margin_ms = 0;
-
 // On the renewal thread, with its mutex held: only notes the loss for the client's next check.
 void on_lost(void* user, void* /*lock*/, Status why) {
     static_cast<Worker*>(user)->lost.store(static_cast<int>(why));
@@ -524,69 +536,74 @@ void sleep_ms(std::uint32_t ms) {
 }
 
 // Works under a lock just acquired (reported with A already), then releases it.
-void hold(Worker& w, const std::string& session, std::uint64_t fence) {
-    const Options& o = *options;
+void work(Worker& w, const std::string& session, std::uint64_t fence) {
+    Shared& sh = w.shared;
+    const Options& o = sh.options;
     Status watch = Status::ok;
     {
-        const std::lock_guard<resplock::RenewerThread> hold(*renewals);
+        const std::lock_guard<resplock::RenewerThread> guard(sh.renewals);
         w.lost.store(-1);
-        watch = renewer->watch(w.watched, o.ttl_ms, &on_lost, &w, loss_margin_ms);
+        watch = sh.renewer.watch(w.watched, o.ttl_ms, &on_lost, &w, sh.loss_margin_ms);
     }
     const std::int64_t work_end =
         trial::boot_us() +
         static_cast<std::int64_t>(w.uniform(o.work_min_ms, o.work_max_ms)) * 1000;
     if (watch != Status::ok) {
         // Not held any more (the validity ran out before it could be watched).
-        tell(Line() << "L" << session << (std::string("watch_") + status_name(watch)));
+        tell(sh.resource, Line() << "L" << session << (std::string("watch_") + status_name(watch)));
     } else {
         for (;;) {
-            if (stop_requested.load() || trial::boot_us() >= work_end) break;
+            if (sh.stop.load() || trial::boot_us() >= work_end) break;
             int why = -1;
             std::uint32_t left = 0;
             {
-                const std::lock_guard<resplock::RenewerThread> hold(*renewals);
+                const std::lock_guard<resplock::RenewerThread> guard(sh.renewals);
                 why = w.lost.load();
                 left = w.held->remaining_ms();
             }
             if (why >= 0 || left == 0) {
-                tell(Line() << "L" << session
+                tell(sh.resource,
+                     Line() << "L" << session
                             << (why >= 0 ? status_name(static_cast<Status>(why)) : "lapsed"));
                 break;
             }
             sleep_ms(w.uniform(0, 10));  // check, then act: keep this window
-            if (stop_requested.load()) break;
-            if (!tell(Line() << "W" << session << fence, true)) break;  // refused: stop now
+            if (sh.stop.load()) break;
+            if (!tell(sh.resource, Line() << "W" << session << fence, true))
+                break;  // refused: stop now
             sleep_ms(w.uniform(5, 20));
         }
     }
     {
-        const std::lock_guard<resplock::RenewerThread> hold(*renewals);
-        renewer->unwatch(&w.watched);
+        const std::lock_guard<resplock::RenewerThread> guard(sh.renewals);
+        sh.renewer.unwatch(&w.watched);
     }
     // No longer watched: the renewal thread no longer touches this lock or its connections, so
     // the release runs outside the mutex and a release stuck on a dead server (up to --timeout)
     // does not hold up the other clients' renewals.
     const Status released = w.held->release();
-    tell(Line() << "R" << session << status_name(released));
+    tell(sh.resource, Line() << "R" << session << status_name(released));
 }
 
 void run(Worker& w) {
-    const Options& o = *options;
-    while (!stop_requested.load()) {
+    Shared& sh = w.shared;
+    const Options& o = sh.options;
+    while (!sh.stop.load()) {
         std::uint64_t fence = 0;
         const std::int64_t begin = trial::boot_us();
         const Status s = w.held->acquire(o.ttl_ms, o.wait_ms, fence);
         const std::int64_t end = trial::boot_us();
         if (s == Status::ok) {
             const std::string session(w.held->token());
-            tell(Line() << "A" << session << fence << begin << end << o.ttl_ms << w.name);
-            hold(w, session, fence);
+            tell(sh.resource, Line()
+                                  << "A" << session << fence << begin << end << o.ttl_ms << w.name);
+            work(w, session, fence);
             sleep_ms(w.uniform(0, 30));
         } else if (s == Status::busy) {
-            tell(Line() << "B" << w.name);
+            tell(sh.resource, Line() << "B" << w.name);
             sleep_ms(w.uniform(0, 30));
         } else {
-            tell(Line() << "U" << w.name << status_name(s));
+            tell(sh.resource, Line() << "U" << w.name << status_name(s));
             // The server may have set the key (a lost reply): remove it if it carries our token.
             // The session was never announced, so nothing relied on it.
             if (!w.held->token().empty()) (void)w.held->release();
@@ -595,11 +612,10 @@ void run(Worker& w) {
     }
 }
 
-std::unique_ptr<Worker> make_worker(const Options& o, std::uint32_t i, std::uint64_t seed) {
-    auto w = std::make_unique<Worker>();
-    w->name = std::string(o.name) + "." + std::to_string(i);
+std::unique_ptr<Worker> make_worker(Shared& shared, std::uint32_t i, std::uint64_t seed) {
+    const Options& o = shared.options;
     std::seed_seq seq{static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32), i};
-    w->rng.seed(seq);
+    auto w = std::make_unique<Worker>(shared, i, seq);
     if (o.topology == Topology::quorum) {
         resplock::Connection* conns[RESPLOCK_MAX_SERVERS] = {};
         for (std::size_t k = 0; k < o.ports.size(); ++k) {
@@ -624,52 +640,49 @@ std::unique_ptr<Worker> make_worker(const Options& o, std::uint32_t i, std::uint
 
 int main(int argc, char** argv) {
     const Options o = parse(argc, argv);
-    options = &o;
-    // The time a client needs to stop once told: its check-then-act window (0-10 ms) and a
-    // write's round trip, with room for scheduling; a quarter of small TTLs.
-    loss_margin_ms = o.ttl_ms / 4 < 50 ? o.ttl_ms / 4 : 50;
 
     // Signals are taken by the main thread (sigwait); every thread started below inherits
     // the mask (the renewal thread blocks every signal anyway).
     sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGTERM);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGUSR1);
-    if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) return exit_usage;
+    (void)sigemptyset(&signals);
+    (void)sigaddset(&signals, SIGTERM);
+    (void)sigaddset(&signals, SIGINT);
+    (void)sigaddset(&signals, SIGUSR1);
+    if (pthread_sigmask(SIG_BLOCK, &signals, nullptr) != 0) return exit_failure;
 
     resplock_posix_t clock_ctx{};
     const resplock_port_t clock_port = make_port(clock_ctx);
     if (o.slow > 1) {
-        slow_origin_ms = posix_now(&clock_ctx);
-        slow_factor = o.slow;
+        port_clock.slow_origin_ms = port_clock.posix_now(&clock_ctx);
+        port_clock.slow_factor = o.slow;
     }
 
-    trial::ResourceClient client;
-    if (!client.connect(o.resource)) {
-        std::fprintf(stderr, "trial_client: cannot reach the resource at %s: %s\n", o.resource,
-                     std::strerror(errno));
+    trial::ResourceClient resource;
+    if (!resource.connect(o.resource)) {
+        (void)std::fprintf(stderr, "trial_client: cannot reach the resource at %s: %s\n",
+                           o.resource, std::strerror(errno));
         return exit_resource;
     }
-    resource = &client;
 
     const std::uint64_t seed = o.has_seed ? o.seed
                                           : (static_cast<std::uint64_t>(getpid()) << 32) ^
                                                 static_cast<std::uint64_t>(trial::boot_us());
-    std::fprintf(stderr, "trial_client %s: seed %llu\n", o.name,
-                 static_cast<unsigned long long>(seed));
+    (void)std::fprintf(stderr, "trial_client %s: seed %llu\n", o.name,
+                       static_cast<unsigned long long>(seed));
 
+    resplock::Renewer renewer;
+    resplock::RenewerThread renewals(renewer, clock_port);
+    // The time a client needs to stop once told: its check-then-act window (0-10 ms) and a
+    // write's round trip, with room for scheduling; a quarter of small TTLs.
+    const std::uint32_t margin = o.ttl_ms / 4 < 50 ? o.ttl_ms / 4 : 50;
+    Shared shared{o, resource, renewer, renewals, margin};
     std::vector<std::unique_ptr<Worker>> workers;
     for (std::uint32_t i = 0; i < o.clients; ++i)
-        workers.push_back(make_worker(o, i, seed));
+        workers.push_back(make_worker(shared, i, seed));
 
-    resplock::Renewer the_renewer;
-    resplock::RenewerThread thread(the_renewer, clock_port);
-    renewer = &the_renewer;
-    renewals = &thread;
-    if (thread.start() != Status::ok) {
-        std::fprintf(stderr, "trial_client: cannot start the renewal thread\n");
-        return exit_resource;
+    if (renewals.start() != Status::ok) {
+        (void)std::fprintf(stderr, "trial_client: cannot start the renewal thread\n");
+        return exit_failure;
     }
     for (auto& w : workers) {
         Worker* const p = w.get();
@@ -680,14 +693,14 @@ int main(int argc, char** argv) {
         int sig = 0;
         if (sigwait(&signals, &sig) != 0) continue;
         if (sig == SIGUSR1) {
-            if (o.jump_ms != 0) clock_offset_ms.fetch_add(o.jump_ms);
+            if (o.jump_ms != 0) port_clock.offset_ms.fetch_add(o.jump_ms);
             continue;
         }
         break;  // SIGTERM or SIGINT
     }
-    stop_requested.store(true);
-    for (auto& w : workers)
+    shared.stop.store(true);
+    for (const auto& w : workers)
         w->thread.join();
-    thread.stop();
+    renewals.stop();
     return 0;
 }

@@ -29,7 +29,7 @@ constexpr int exit_usage = 64;
 constexpr int exit_refused = 75;
 
 int usage(const char* why) {
-    std::fprintf(stderr, "trial_writer: %s (usage: trial_writer PATH MS TAG)\n", why);
+    (void)std::fprintf(stderr, "trial_writer: %s (usage: trial_writer PATH MS TAG)\n", why);
     return exit_usage;
 }
 
@@ -71,19 +71,19 @@ int main(int argc, char** argv) {
 
     trial::ResourceClient resource;
     if (!resource.connect(path)) {
-        std::fprintf(stderr, "trial_writer: cannot reach the resource at %s: %s\n", path,
-                     std::strerror(errno));
+        (void)std::fprintf(stderr, "trial_writer: cannot reach the resource at %s: %s\n", path,
+                           std::strerror(errno));
         return exit_resource;
     }
     std::string reply;
     const std::string announce =
         std::string("A ") + token + " " + std::to_string(fence) + " 0 0 0 " + tag;
     if (!resource.request(announce, reply)) {
-        std::fprintf(stderr, "trial_writer: the resource is gone\n");
+        (void)std::fprintf(stderr, "trial_writer: the resource is gone\n");
         return exit_resource;
     }
     if (reply != "ok") {
-        std::fprintf(stderr, "trial_writer: unexpected reply to A: %s\n", reply.c_str());
+        (void)std::fprintf(stderr, "trial_writer: unexpected reply to A: %s\n", reply.c_str());
         return exit_resource;
     }
 
@@ -94,12 +94,12 @@ int main(int argc, char** argv) {
     const std::int64_t end = trial::boot_us() + static_cast<std::int64_t>(ms) * 1000;
     while (trial::boot_us() < end) {
         if (!resource.request(write, reply)) {
-            std::fprintf(stderr, "trial_writer: the resource is gone\n");
+            (void)std::fprintf(stderr, "trial_writer: the resource is gone\n");
             return exit_resource;
         }
         if (reply == "refused") return exit_refused;
         if (reply != "ok") {
-            std::fprintf(stderr, "trial_writer: unexpected reply to W: %s\n", reply.c_str());
+            (void)std::fprintf(stderr, "trial_writer: unexpected reply to W: %s\n", reply.c_str());
             return exit_resource;
         }
         sleep_ms(pause(rng));

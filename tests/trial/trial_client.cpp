@@ -25,23 +25,32 @@
 // <session> is the lock's token; times are CLOCK_BOOTTIME in microseconds (never the port
 // clock that --clock-jump-ms and --slow-clock skew); <status> and <why> are resplock::Status
 // names (e.g. not_owner), and <why> is "lapsed" when remaining_ms() read 0 before the Renewer
-// reported the loss.
+// reported the loss ("watch_<status>" if the Renewer refused to watch it). A's begin_us is read
+// before try_acquire: with a wait, the attempt that succeeded went out somewhere between begin_us
+// and end_us, so the validity it gives ends between begin_us + ttl and end_us + ttl.
 //
 // Each client loops until SIGTERM (or SIGINT): acquire (try_acquire with --wait); then work for
 // a time uniform in [MS_MIN, MS_MAX]: repeat { check the loss report and remaining_ms(), pause
 // 0-10 ms (the window between an application's check and its act, which makes a stale write
 // possible: what fencing is for), W, pause 5-20 ms }; then release and idle 0-30 ms. SIGTERM ends
-// the work before its next write; the process releases what it holds and exits 0.
+// the work before its next write; the process releases what it holds and exits 0, within about
+// --wait (an acquisition in progress is not cut short) plus twice --timeout.
+// A client holds the renewal thread's mutex only to watch, check and unwatch its lock: once
+// unwatched, the renewal thread no longer touches the lock or its connections, so acquisitions
+// and releases run outside it, and one stuck on a dead server does not hold up the renewals of
+// the others.
 //
 // --clock-jump-ms J: the port clock of the locks and of the renewal thread is the POSIX port's
 // plus an offset, and each SIGUSR1 adds J ms to it (a forward jump seen by this process only,
 // like a suspend the clock counts): validity must then shrink, never grow.
-// --slow-clock K: see the warning at slow_factor below.
+// --slow-clock K: DELIBERATELY BROKEN, see Clock::slow_factor below.
+// --seed S: the clients' random choices (thread i: S and i); default from the pid and the time,
+// printed on stderr.
 //
 // At most RESPLOCK_MAX_RENEWED clients (the Renewer's capacity). The resource socket is shared by
 // every thread (ResourceClient serialises the exchanges).
 // Exit: 0 after SIGTERM; 2 usage (one line on stderr); 3 the resource was lost or answered
-// something unexpected.
+// something unexpected; 1 the system refused a thread.
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>

@@ -1,0 +1,249 @@
+// The trial's checker: see checker.hpp.
+#include "checker.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace trial {
+
+namespace {
+
+constexpr std::int64_t server_granularity_us = 2000;
+constexpr std::size_t context_records = 12;  // per session, around a finding
+
+struct Session {
+    std::string token;
+    std::uint64_t fence = 0;
+    std::int64_t begin_us = 0;  // of the acquire call (0: unknown)
+    std::int64_t end_us = 0;
+    std::int64_t acquired_at = 0;                          // when the resource got the A record
+    std::int64_t valid_until = 0;                          // 0: unknown
+    std::int64_t first_sent = -1, last_sent = -1;          // every write
+    std::int64_t first_accepted = -1, last_accepted = -1;  // accepted writes
+};
+
+void widen(std::int64_t& first, std::int64_t& last, std::int64_t at) {
+    if (first < 0) first = at;
+    last = at;
+}
+
+// The phase that holds `at` (the last one if none: the history ends with the run).
+std::size_t phase_of(const std::vector<Phase>& phases, std::int64_t at) {
+    for (std::size_t i = 0; i < phases.size(); ++i)
+        if (at < phases[i].end_us) return i;
+    return phases.empty() ? 0 : phases.size() - 1;
+}
+
+std::string line_of(const Event& e, std::int64_t origin_us) {
+    char head[64];
+    std::snprintf(head, sizeof head, "%10.3f ms  ", static_cast<double>(e.at_us - origin_us) / 1e3);
+    return head + e.line + (e.refused ? "  -> refused" : "");
+}
+
+// The records of `a` and `b` (at most context_records each, around `at`), and the trial's own.
+std::string context(const History& h, const std::string& a, const std::string& b, std::int64_t at,
+                    std::int64_t origin_us) {
+    std::string out;
+    std::map<std::string, std::vector<std::size_t>> of;
+    for (std::size_t i = 0; i < h.size(); ++i)
+        if (h[i].session == a || h[i].session == b) of[h[i].session].push_back(i);
+    std::set<std::size_t> keep;
+    for (auto& [token, idx] : of) {
+        // The records closest to `at`.
+        std::sort(idx.begin(), idx.end(), [&](std::size_t x, std::size_t y) {
+            return std::llabs(h[x].at_us - at) < std::llabs(h[y].at_us - at);
+        });
+        for (std::size_t k = 0; k < idx.size() && k < context_records; ++k)
+            keep.insert(idx[k]);
+        // Always the acquisition.
+        for (std::size_t i : idx)
+            if (h[i].kind == 'A') keep.insert(i);
+    }
+    for (std::size_t i = 0; i < h.size(); ++i)
+        if (h[i].kind == 'F' || h[i].kind == 'H') keep.insert(i);
+    for (std::size_t i : keep)
+        out += "  " + line_of(h[i], origin_us) + "\n";
+    return out;
+}
+
+std::string ms(std::int64_t us) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f ms", static_cast<double>(us) / 1e3);
+    return b;
+}
+
+}  // namespace
+
+std::string format(const History& history, std::int64_t origin_us) {
+    std::string out;
+    for (const Event& e : history)
+        out += line_of(e, origin_us) + "\n";
+    return out;
+}
+
+Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
+    Verdict v;
+    for (const Phase& p : phases) {
+        PhaseResult r;
+        r.fault = p.fault;
+        v.phases.push_back(r);
+    }
+    if (phases.empty()) return v;
+    const std::int64_t origin = phases.front().start_us;
+    auto add = [&](std::int64_t at, int PhaseResult::*count, std::string what, const std::string& a,
+                   const std::string& b) {
+        PhaseResult& r = v.phases[phase_of(phases, at)];
+        ++(r.*count);
+        r.findings.push_back({std::move(what), context(h, a, b, at, origin)});
+    };
+
+    std::map<std::string, Session> sessions;
+    std::vector<const Event*> accepted;  // accepted writes, in order
+    for (const Event& e : h) {
+        if (e.kind == 'A') {
+            Session& s = sessions[e.session];
+            s.token = e.session;
+            s.fence = e.fence;
+            s.begin_us = e.begin_us;
+            s.end_us = e.end_us;
+            s.acquired_at = e.at_us;
+            if (e.ttl_ms > 0) s.valid_until = e.end_us + e.ttl_ms * std::int64_t{1000};
+            if (e.at_us >= origin) ++v.phases[phase_of(phases, e.at_us)].acquisitions;
+        } else if (e.kind == 'E') {
+            Session& s = sessions[e.session];
+            if (s.valid_until > 0)
+                s.valid_until = std::max(s.valid_until, e.end_us + e.ttl_ms * std::int64_t{1000});
+        } else if (e.kind == 'W') {
+            Session& s = sessions[e.session];
+            if (s.token.empty()) s.token = e.session;
+            widen(s.first_sent, s.last_sent, e.at_us);
+            if (!e.refused) {
+                widen(s.first_accepted, s.last_accepted, e.at_us);
+                accepted.push_back(&e);
+            }
+            if (e.at_us >= origin) ++v.phases[phase_of(phases, e.at_us)].writes;
+            if (s.valid_until > 0 && e.at_us > s.valid_until + server_granularity_us) {
+                add(e.at_us, &PhaseResult::late,
+                    "late: " + e.session + " wrote " + ms(e.at_us - s.valid_until) +
+                        " after its lock surely ended",
+                    e.session, e.session);
+            }
+        }
+    }
+
+    // Overlaps: sessions by their first write; one that starts before the latest end so far
+    // of another session interleaves with it.
+    auto overlaps = [&](bool accepted_only, int PhaseResult::*count) {
+        struct Span {
+            std::int64_t first, last;
+            const Session* s;
+        };
+        std::vector<Span> spans;
+        for (const auto& [token, s] : sessions) {
+            const std::int64_t first = accepted_only ? s.first_accepted : s.first_sent;
+            const std::int64_t last = accepted_only ? s.last_accepted : s.last_sent;
+            if (first >= 0) spans.push_back({first, last, &s});
+        }
+        std::sort(spans.begin(), spans.end(),
+                  [](const Span& x, const Span& y) { return x.first < y.first; });
+        const Span* reach = nullptr;  // the span that ends latest so far
+        for (const Span& sp : spans) {
+            if (reach != nullptr && sp.first < reach->last) {
+                add(sp.first, count,
+                    std::string(accepted_only ? "accepted overlap: " : "overlap: ") + sp.s->token +
+                        " wrote while " + reach->s->token + " was still writing",
+                    sp.s->token, reach->s->token);
+            }
+            if (reach == nullptr || sp.last > reach->last) reach = &sp;
+        }
+    };
+    overlaps(false, &PhaseResult::overlaps);
+    overlaps(true, &PhaseResult::accepted_overlaps);
+
+    // Fencing numbers: unique, and increasing in real time.
+    std::vector<const Session*> fenced;
+    for (const auto& [token, s] : sessions)
+        if (s.fence > 0) fenced.push_back(&s);
+    std::map<std::uint64_t, const Session*> by_number;
+    for (const Session* s : fenced) {
+        auto [it, fresh] = by_number.emplace(s->fence, s);
+        if (!fresh)
+            add(s->acquired_at, &PhaseResult::order,
+                "order: " + s->token + " and " + it->second->token +
+                    " got the same fencing number " + std::to_string(s->fence),
+                s->token, it->second->token);
+    }
+    std::vector<const Session*> timed;
+    for (const Session* s : fenced)
+        if (s->begin_us > 0) timed.push_back(s);
+    std::vector<const Session*> by_end = timed;
+    std::sort(timed.begin(), timed.end(),
+              [](const Session* x, const Session* y) { return x->begin_us < y->begin_us; });
+    std::sort(by_end.begin(), by_end.end(),
+              [](const Session* x, const Session* y) { return x->end_us < y->end_us; });
+    const Session* top = nullptr;  // the highest number among acquisitions that ended
+    std::size_t ended = 0;
+    for (const Session* s : timed) {
+        while (ended < by_end.size() && by_end[ended]->end_us < s->begin_us) {
+            if (top == nullptr || by_end[ended]->fence > top->fence) top = by_end[ended];
+            ++ended;
+        }
+        if (top != nullptr && s->fence < top->fence)
+            add(s->acquired_at, &PhaseResult::order,
+                "order: " + s->token + " got fencing number " + std::to_string(s->fence) +
+                    ", below " + std::to_string(top->fence) + " of " + top->token +
+                    ", whose acquisition had returned before",
+                s->token, top->token);
+    }
+    if (mode != Mode::plain) {
+        const Event* high = nullptr;
+        for (const Event* w : accepted) {
+            if (high != nullptr && w->fence < high->fence)
+                add(w->at_us, &PhaseResult::order,
+                    "order: the resource accepted fencing number " + std::to_string(w->fence) +
+                        " after " + std::to_string(high->fence),
+                    w->session, high->session);
+            if (high == nullptr || w->fence > high->fence) high = w;
+        }
+    }
+
+    // Liveness and unavailability, phase by phase.
+    for (std::size_t i = 0; i < phases.size(); ++i) {
+        const Phase& p = phases[i];
+        PhaseResult& r = v.phases[i];
+        for (const Event& e : h) {
+            if (e.at_us >= p.end_us) break;
+            if (e.kind == 'A' && e.at_us >= p.heal_us) {
+                r.recovery_us = e.at_us - p.heal_us;
+                break;
+            }
+        }
+        r.live = r.recovery_us >= 0 && r.recovery_us <= p.bound_us;
+        if (!r.live) {
+            r.findings.push_back(
+                {"liveness: no acquisition within " + ms(p.bound_us) +
+                     " after the fault was healed" +
+                     (r.recovery_us >= 0 ? " (first after " + ms(r.recovery_us) + ")"
+                                         : std::string(" (none)")),
+                 ""});
+        }
+        std::int64_t last = p.start_us;
+        for (const Event* w : accepted) {
+            if (w->at_us < p.start_us) continue;
+            if (w->at_us >= p.end_us) break;
+            r.longest_gap_us = std::max(r.longest_gap_us, w->at_us - last);
+            last = w->at_us;
+        }
+        r.longest_gap_us = std::max(r.longest_gap_us, p.end_us - last);
+    }
+
+    for (const PhaseResult& r : v.phases) {
+        v.reached += r.order + (r.live ? 0 : 1);
+        v.reached += mode == Mode::plain ? r.overlaps + r.late : r.accepted_overlaps;
+    }
+    return v;
+}
+
+}  // namespace trial

@@ -1,0 +1,61 @@
+// The protected resource of the trial: a Unix-socket server that the workload clients tell what
+// they do (records in history.hpp) and that accepts or refuses their writes. It stamps every
+// record with its own clock, so the history does not depend on any client's clock.
+//   plain   every write is accepted (storage that knows nothing of locks);
+//   fenced  a write whose fencing number is lower than the highest accepted so far is refused
+//           (storage that checks fencing tokens);
+//   broken  claims to be fenced but accepts everything: only for the checker's self-test.
+// One thread, poll()-based, serves every client; the destructor stops it and removes the socket.
+#ifndef RESPLOCK_TESTS_TRIAL_RESOURCE_HPP
+#define RESPLOCK_TESTS_TRIAL_RESOURCE_HPP
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "history.hpp"
+
+namespace trial {
+
+enum class Mode { plain, fenced, broken };
+
+const char* to_string(Mode mode);
+
+// CLOCK_BOOTTIME in microseconds.
+std::int64_t now_us();
+
+class Resource {
+  public:
+    Resource(std::string path, Mode mode);
+    ~Resource();
+    Resource(const Resource&) = delete;
+    Resource& operator=(const Resource&) = delete;
+
+    bool ok() const { return listener_ >= 0; }
+    const std::string& path() const { return path_; }
+    Mode mode() const { return mode_; }
+    // Appends a trial record (F, H or Q) stamped now; returns its time.
+    std::int64_t note(char kind, const std::string& text);
+    // A copy of the history so far.
+    History history();
+
+  private:
+    void run();
+    // The reply to one client line ("ok", "refused" or an error).
+    std::string answer(const std::string& line);
+
+    std::string path_;
+    Mode mode_;
+    int listener_ = -1;
+    int wake_[2] = {-1, -1};
+    std::mutex mutex_;  // guards history_
+    History history_;
+    std::uint64_t highest_ = 0;  // the highest fencing number accepted (the thread's own)
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+}  // namespace trial
+
+#endif  // RESPLOCK_TESTS_TRIAL_RESOURCE_HPP

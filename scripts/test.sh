@@ -56,7 +56,8 @@ stage_done "build matrix"
 # is missing from tests/c's program, which the C compiler links; g++'s runtimes link from C too.
 # Not run here: integration.test_noheap (it replaces malloc and operator new, as ASan does),
 # build.makefile_* and package.* (they compile with their own flags), target.* (cross tools), and
-# the soak test (long; it ran in the host stage).
+# the soak test and the trial (long, with timing bounds meant for the plain build; they ran in the
+# host stage).
 stage "sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer build (g++), suite again"
 sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
@@ -66,7 +67,7 @@ cmake --build build/asan -j "$jobs"
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE soak \
-    -E '^(build\.makefile_|package\.|target\.|soak\.)|^integration\.test_noheap$'
+    -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
 
 # Every resplock the CLI tests start runs under valgrind (a generated wrapper, see

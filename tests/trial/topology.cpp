@@ -169,8 +169,13 @@ class Sentinel : public Topology {
                 victim_->kill();
                 return true;
             case Fault::restart_empty:
+                // Back as the master it was, empty: Sentinel rewrites a promoted node's
+                // configuration file, but the fixture starts its servers with arguments, which
+                // would bring an originally replica node back as a replica.
                 victim_->kill();
-                return victim_->restart() || fail("restart failed");
+                if (!victim_->restart()) return fail("restart failed");
+                return victim_->cli({"REPLICAOF", "NO", "ONE"}) == "OK" ||
+                       fail("REPLICAOF NO ONE failed");
             case Fault::pause_node:
                 return victim_->pause();
             case Fault::sentinel_failover:

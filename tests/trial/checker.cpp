@@ -100,7 +100,8 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
     };
 
     std::map<std::string, Session> sessions;
-    std::vector<const Event*> accepted;  // accepted writes, in order
+    // First the acquisitions and extensions: an extension proves the key alive until it reached
+    // the server, whenever its record reached the resource (it may come after a write).
     for (const Event& e : h) {
         if (e.kind == 'A') {
             Session& s = sessions[e.session];
@@ -111,25 +112,31 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
             s.acquired_at = e.at_us;
             if (e.ttl_ms > 0) s.valid_until = e.end_us + e.ttl_ms * std::int64_t{1000};
             if (e.at_us >= origin) ++v.phases[phase_of(phases, e.at_us)].acquisitions;
-        } else if (e.kind == 'E') {
-            Session& s = sessions[e.session];
-            if (s.valid_until > 0)
-                s.valid_until = std::max(s.valid_until, e.end_us + e.ttl_ms * std::int64_t{1000});
-        } else if (e.kind == 'W') {
-            Session& s = sessions[e.session];
-            if (s.token.empty()) s.token = e.session;
-            widen(s.first_sent, s.last_sent, e.at_us);
-            if (!e.refused) {
-                widen(s.first_accepted, s.last_accepted, e.at_us);
-                accepted.push_back(&e);
-            }
-            if (e.at_us >= origin) ++v.phases[phase_of(phases, e.at_us)].writes;
-            if (s.valid_until > 0 && e.at_us > s.valid_until + server_granularity_us) {
-                add(e.at_us, &PhaseResult::late,
-                    "late: " + e.session + " wrote " + ms(e.at_us - s.valid_until) +
-                        " after its lock surely ended",
-                    e.session, e.session);
-            }
+        }
+    }
+    for (const Event& e : h) {
+        auto it = sessions.find(e.session);
+        if (e.kind == 'E' && it != sessions.end() && it->second.valid_until > 0) {
+            it->second.valid_until =
+                std::max(it->second.valid_until, e.end_us + e.ttl_ms * std::int64_t{1000});
+        }
+    }
+    std::vector<const Event*> accepted;  // accepted writes, in order
+    for (const Event& e : h) {
+        if (e.kind != 'W') continue;
+        Session& s = sessions[e.session];
+        if (s.token.empty()) s.token = e.session;
+        widen(s.first_sent, s.last_sent, e.at_us);
+        if (!e.refused) {
+            widen(s.first_accepted, s.last_accepted, e.at_us);
+            accepted.push_back(&e);
+        }
+        if (e.at_us >= origin) ++v.phases[phase_of(phases, e.at_us)].writes;
+        if (s.valid_until > 0 && e.at_us > s.valid_until + server_granularity_us) {
+            add(e.at_us, &PhaseResult::late,
+                "late: " + e.session + " wrote " + ms(e.at_us - s.valid_until) +
+                    " after its lock surely ended",
+                e.session, e.session);
         }
     }
 

@@ -119,6 +119,10 @@ TEST(a_write_after_the_lock_surely_ended_is_late) {
     Builder c;
     c.acquired(200, "a", 1, 190, 200, 1000).extended(1000, "a", 1000, 1000).wrote(1900, "a", 1);
     CHECK_EQ(total(trial::check(c.h, Mode::plain, one_phase()), &trial::PhaseResult::late), 0);
+    // The extension's record may reach the resource after a write it covers.
+    Builder e;
+    e.acquired(200, "a", 1, 190, 200, 1000).wrote(1900, "a", 1).extended(1950, "a", 1000, 1000);
+    CHECK_EQ(total(trial::check(e.h, Mode::plain, one_phase()), &trial::PhaseResult::late), 0);
     // A `resplock run` session (no times) is not judged.
     Builder d;
     d.acquired(200, "a", 1, 0, 0, 0).wrote(9000, "a", 1);

@@ -1,6 +1,6 @@
 // The C API's views of its opaque handles as the C++ objects inside them. Internal.
-#ifndef RESPLOCK_C_HPP
-#define RESPLOCK_C_HPP
+#ifndef RESPLOCK_HANDLES_HPP
+#define RESPLOCK_HANDLES_HPP
 
 #include <new>
 
@@ -25,4 +25,4 @@ inline resplock_status_t c_status(Status s) noexcept {
 
 }  // namespace resplock::c_api
 
-#endif  // RESPLOCK_C_HPP
+#endif  // RESPLOCK_HANDLES_HPP

@@ -1,7 +1,7 @@
 // Numbers in the text of a router's replies (a redirection's slot and port, a sentinel's port):
 // one parser for both routers. Private to the library (src/ha/).
-#ifndef RESPLOCK_HA_DECIMAL_HPP
-#define RESPLOCK_HA_DECIMAL_HPP
+#ifndef RESPLOCK_DECIMAL_HPP
+#define RESPLOCK_DECIMAL_HPP
 
 #include <cstdint>
 #include <string_view>
@@ -32,4 +32,4 @@ inline bool parse_port(std::string_view text, std::uint16_t& port) noexcept {
 
 }  // namespace resplock::detail
 
-#endif  // RESPLOCK_HA_DECIMAL_HPP
+#endif  // RESPLOCK_DECIMAL_HPP

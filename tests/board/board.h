@@ -1,7 +1,7 @@
 /* The board support of the firmware on QEMU's mps2-an386 (Cortex-M4): semihosting, the SysTick
  * millisecond clock, the polled LAN9118 Ethernet netif, and the per-run test random source. */
-#ifndef RESPLOCK_BOARD_H
-#define RESPLOCK_BOARD_H
+#ifndef RESPLOCK_TESTS_BOARD_H
+#define RESPLOCK_TESTS_BOARD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -63,4 +63,4 @@ uint32_t board_test_random32(void);
 }
 #endif
 
-#endif /* RESPLOCK_BOARD_H */
+#endif /* RESPLOCK_TESTS_BOARD_H */

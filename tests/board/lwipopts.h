@@ -2,8 +2,8 @@
  * netconn, no threads), IPv4 with ARP over Ethernet, TCP, static address, DNS from a local host
  * list. Small pools: the
  * firmware holds one connection at a time. */
-#ifndef RESPLOCK_BOARD_LWIPOPTS_H
-#define RESPLOCK_BOARD_LWIPOPTS_H
+#ifndef RESPLOCK_TESTS_BOARD_LWIPOPTS_H
+#define RESPLOCK_TESTS_BOARD_LWIPOPTS_H
 
 #include <stdint.h>
 
@@ -49,4 +49,4 @@
 uint32_t board_test_random32(void);
 #define LWIP_RAND() board_test_random32()
 
-#endif /* RESPLOCK_BOARD_LWIPOPTS_H */
+#endif /* RESPLOCK_TESTS_BOARD_LWIPOPTS_H */

@@ -5,8 +5,8 @@
  * of mbedTLS in one static arena (MEMORY_BUFFER_ALLOC_C): no heap.
  * No MBEDTLS_HAVE_TIME_DATE: the board has no real-time clock, so certificate validity dates are
  * not checked. A real device that has one (or gets the time securely) should enable it. */
-#ifndef RESPLOCK_BOARD_MBEDTLS_CONFIG_H
-#define RESPLOCK_BOARD_MBEDTLS_CONFIG_H
+#ifndef RESPLOCK_TESTS_BOARD_MBEDTLS_CONFIG_H
+#define RESPLOCK_TESTS_BOARD_MBEDTLS_CONFIG_H
 
 /* Platform: no OS entropy, allocations from the static arena. */
 #define MBEDTLS_PLATFORM_C
@@ -56,4 +56,4 @@
 
 #include "mbedtls/check_config.h"
 
-#endif /* RESPLOCK_BOARD_MBEDTLS_CONFIG_H */
+#endif /* RESPLOCK_TESTS_BOARD_MBEDTLS_CONFIG_H */

@@ -4,8 +4,8 @@
 // socket; its calls hold a mutex for a whole request and its reply, so every thread of a process
 // may share it (trial_client does: its workers and its renewal thread use one socket, and the
 // resource sees each process's requests in the order they were answered).
-#ifndef RESPLOCK_TRIAL_RESOURCE_CLIENT_HPP
-#define RESPLOCK_TRIAL_RESOURCE_CLIENT_HPP
+#ifndef RESPLOCK_TESTS_TRIAL_RESOURCE_CLIENT_HPP
+#define RESPLOCK_TESTS_TRIAL_RESOURCE_CLIENT_HPP
 
 #include <cstdint>
 #include <mutex>
@@ -47,4 +47,4 @@ class ResourceClient {
 
 }  // namespace trial
 
-#endif  // RESPLOCK_TRIAL_RESOURCE_CLIENT_HPP
+#endif  // RESPLOCK_TESTS_TRIAL_RESOURCE_CLIENT_HPP

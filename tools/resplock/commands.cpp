@@ -47,8 +47,9 @@ namespace {
 char io_buffer[2048];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
 
 // ---------------------------------------------------------------------------------------------
-// The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options) or a
-// quorum over several (resplock::QuorumLock). The commands below are written once for both.
+// The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options, or
+// resplock::FairLock with --fair) or a quorum over several (resplock::QuorumLock). The commands
+// below are written once for all three.
 
 resplock::AcquireOptions acquire_options(const Options& o) {
     resplock::AcquireOptions options;

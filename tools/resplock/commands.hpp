@@ -1,6 +1,7 @@
-// What each command does, over one server (resplock::Lock, with the acquisition options) or a
-// quorum of several (resplock::QuorumLock): acquire, release, extend, status and run, written once
-// for both lock kinds, and run(), the whole tool from argv to exit code.
+// What each command does, over one server (resplock::Lock, with the acquisition options, or
+// resplock::FairLock with --fair) or a quorum of several (resplock::QuorumLock): acquire, release,
+// extend, status and run, written once for every lock kind the tool drives, and run(), the whole
+// tool from argv to exit code.
 #ifndef RESPLOCK_TOOL_COMMANDS_HPP
 #define RESPLOCK_TOOL_COMMANDS_HPP
 

@@ -13,8 +13,8 @@
  * and too_large (a redirection to a host over RESPLOCK_MAX_HOST_LEN bytes). Each redirection
  * followed is reported to the connection's observer as a `redirect` event (resplock/core/event.h).
  */
-#ifndef RESPLOCK_RESPLOCK_CLUSTER_H
-#define RESPLOCK_RESPLOCK_CLUSTER_H
+#ifndef RESPLOCK_CLUSTER_H
+#define RESPLOCK_CLUSTER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -51,4 +51,4 @@ resplock_status_t resplock_cluster_init(resplock_cluster_t* cluster,
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_CLUSTER_H */
+#endif /* RESPLOCK_CLUSTER_H */

@@ -13,8 +13,8 @@
  *         resplock_fair_release(&lock);
  *     }
  */
-#ifndef RESPLOCK_RESPLOCK_FAIR_H
-#define RESPLOCK_RESPLOCK_FAIR_H
+#ifndef RESPLOCK_FAIR_H
+#define RESPLOCK_FAIR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -75,4 +75,4 @@ const char* resplock_fair_token(const resplock_fair_t* lock, size_t* len);
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_FAIR_H */
+#endif /* RESPLOCK_FAIR_H */

@@ -21,8 +21,8 @@
  *         resplock_lock_release(&lock);
  *     }
  */
-#ifndef RESPLOCK_RESPLOCK_H
-#define RESPLOCK_RESPLOCK_H
+#ifndef RESPLOCK_LOCK_H
+#define RESPLOCK_LOCK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -166,4 +166,4 @@ resplock_status_t resplock_lock_adopt(resplock_lock_t* lock, const char* token, 
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_H */
+#endif /* RESPLOCK_LOCK_H */

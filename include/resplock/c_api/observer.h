@@ -14,8 +14,8 @@
  *     cfg.observer = &observer;   (resplock_conn_config_t, before resplock_conn_init)
  *     resplock_renewer_set_observer(&renewer, &observer);
  */
-#ifndef RESPLOCK_RESPLOCK_OBSERVER_H
-#define RESPLOCK_RESPLOCK_OBSERVER_H
+#ifndef RESPLOCK_OBSERVER_H
+#define RESPLOCK_OBSERVER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -63,4 +63,4 @@ resplock_status_t resplock_observer_set_client_name(resplock_observer_t* observe
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_OBSERVER_H */
+#endif /* RESPLOCK_OBSERVER_H */

@@ -15,8 +15,8 @@
  * resplock/variants/companion.hpp. These requests are longer than a plain lock's: with a
  * key of RESPLOCK_MAX_KEY_LEN bytes they need a larger buffer than resplock_lock_buffer_min(),
  * and a request that does not fit returns too_large without being sent. */
-#ifndef RESPLOCK_RESPLOCK_OPTIONS_H
-#define RESPLOCK_RESPLOCK_OPTIONS_H
+#ifndef RESPLOCK_OPTIONS_H
+#define RESPLOCK_OPTIONS_H
 
 #include <stdint.h>
 
@@ -96,4 +96,4 @@ uint32_t resplock_lock_replicas_acknowledged(const resplock_lock_t* lock);
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_OPTIONS_H */
+#endif /* RESPLOCK_OPTIONS_H */

@@ -13,8 +13,8 @@
  *         resplock_quorum_release(&lock);
  *     }
  */
-#ifndef RESPLOCK_RESPLOCK_QUORUM_H
-#define RESPLOCK_RESPLOCK_QUORUM_H
+#ifndef RESPLOCK_QUORUM_H
+#define RESPLOCK_QUORUM_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -87,4 +87,4 @@ const char* resplock_quorum_token(const resplock_quorum_t* lock, size_t* len);
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_QUORUM_H */
+#endif /* RESPLOCK_QUORUM_H */

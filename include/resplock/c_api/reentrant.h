@@ -13,8 +13,8 @@
  *         resplock_reentrant_release(&lock);
  *     }
  */
-#ifndef RESPLOCK_RESPLOCK_REENTRANT_H
-#define RESPLOCK_RESPLOCK_REENTRANT_H
+#ifndef RESPLOCK_REENTRANT_H
+#define RESPLOCK_REENTRANT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -84,4 +84,4 @@ const char* resplock_reentrant_owner(const resplock_reentrant_t* lock, size_t* l
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_REENTRANT_H */
+#endif /* RESPLOCK_REENTRANT_H */

@@ -18,8 +18,8 @@
  *         ... other work, for at most `wait` ms ...
  *     }
  */
-#ifndef RESPLOCK_RESPLOCK_RENEWER_H
-#define RESPLOCK_RESPLOCK_RENEWER_H
+#ifndef RESPLOCK_RENEWER_H
+#define RESPLOCK_RENEWER_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -85,4 +85,4 @@ size_t resplock_renewer_watching(const resplock_renewer_t* renewer);
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_RENEWER_H */
+#endif /* RESPLOCK_RENEWER_H */

@@ -18,8 +18,8 @@
  * (the master name is unknown to the sentinels that answered), read_only (a node was found but
  * never confirmed as master before the deadline).
  */
-#ifndef RESPLOCK_RESPLOCK_SENTINEL_H
-#define RESPLOCK_RESPLOCK_SENTINEL_H
+#ifndef RESPLOCK_SENTINEL_H
+#define RESPLOCK_SENTINEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,4 +68,4 @@ int resplock_sentinel_name_unknown(const resplock_sentinel_t* sentinel);
 }
 #endif
 
-#endif /* RESPLOCK_RESPLOCK_SENTINEL_H */
+#endif /* RESPLOCK_SENTINEL_H */

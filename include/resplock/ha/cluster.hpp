@@ -21,8 +21,8 @@
 // A redirection is followed only because its reply shows the node did not run the command; a
 // command whose reply was lost is never sent again. No slot table: one remembered node, in fixed
 // storage (the host text of a redirection is at most RESPLOCK_MAX_HOST_LEN bytes).
-#ifndef RESPLOCK_HA_CLUSTER_HPP
-#define RESPLOCK_HA_CLUSTER_HPP
+#ifndef RESPLOCK_CLUSTER_HPP
+#define RESPLOCK_CLUSTER_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -90,4 +90,4 @@ class Cluster : public Router {
 
 }  // namespace resplock
 
-#endif  // RESPLOCK_HA_CLUSTER_HPP
+#endif  // RESPLOCK_CLUSTER_HPP

@@ -43,8 +43,8 @@
 //       (auth_failed, no_permission: at once, no retry);
 //   an error reply to ROLE other than LOADING / BUSY (e.g. no_permission): at once.
 // command() returns the command's statuses; read_only after RESPLOCK_MAX_REDIRECTS re-sends.
-#ifndef RESPLOCK_HA_SENTINEL_HPP
-#define RESPLOCK_HA_SENTINEL_HPP
+#ifndef RESPLOCK_SENTINEL_HPP
+#define RESPLOCK_SENTINEL_HPP
 
 #include <cstddef>
 #include <cstdint>
@@ -124,4 +124,4 @@ class Sentinel final : public Router {
 
 }  // namespace resplock
 
-#endif  // RESPLOCK_HA_SENTINEL_HPP
+#endif  // RESPLOCK_SENTINEL_HPP

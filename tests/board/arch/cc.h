@@ -1,8 +1,8 @@
 /* lwIP's architecture header for the board firmware (arm-none-eabi, newlib-nano; diagnostics
  * through semihosting) and for the raw-API port's host test (tests/lwip/raw): lwIP's default
  * integer types from <stdint.h>, diagnostics through printf, abort on an assertion. */
-#ifndef RESPLOCK_BOARD_ARCH_CC_H
-#define RESPLOCK_BOARD_ARCH_CC_H
+#ifndef RESPLOCK_TESTS_BOARD_ARCH_CC_H
+#define RESPLOCK_TESTS_BOARD_ARCH_CC_H
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,4 +17,4 @@
         abort();                                                                  \
     } while (0)
 
-#endif /* RESPLOCK_BOARD_ARCH_CC_H */
+#endif /* RESPLOCK_TESTS_BOARD_ARCH_CC_H */

@@ -2,8 +2,8 @@
  * configuration, NO_SYS=1 (raw API only, no threads), built for the host from Debian's lwIP source
  * package, with the DNS client that Debian's liblwip leaves out. IPv4 only; traffic to the test
  * netif's own address and to lwIP's loopif (127.0.0.1) loops inside lwIP. */
-#ifndef RESPLOCK_TEST_LWIP_RAW_LWIPOPTS_H
-#define RESPLOCK_TEST_LWIP_RAW_LWIPOPTS_H
+#ifndef RESPLOCK_TESTS_LWIP_RAW_LWIPOPTS_H
+#define RESPLOCK_TESTS_LWIP_RAW_LWIPOPTS_H
 
 #include <stdint.h>
 
@@ -46,4 +46,4 @@ uint32_t lwip_test_random32(void);
 #endif
 #define LWIP_RAND() lwip_test_random32()
 
-#endif /* RESPLOCK_TEST_LWIP_RAW_LWIPOPTS_H */
+#endif /* RESPLOCK_TESTS_LWIP_RAW_LWIPOPTS_H */

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "core/lua_scripts.hpp"
+#include "core/script.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/observer.hpp"
@@ -132,23 +134,12 @@ inline Status set_answer(const resp::Reply& reply) noexcept {
     return v.is(resp::Type::simple_string) && v.equals("OK") ? Status::ok : Status::protocol_error;
 }
 
-// A Lua script and the SHA1 of its text (checked against the server's SCRIPT LOAD in the tests).
-struct Script {
-    std::string_view sha1;
-    std::string_view text;
-};
-
-// The owner script: KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1
-// when another value holds the key, 0 when the key is gone, and otherwise deletes the key (no
-// ttl: release) or sets its PTTL (ttl: extend) and returns 1. With no token it returns
-// {value, PTTL} (query). One script keeps one entry in the server's cache and one text here; the
-// plain and the quorum lock share it. Its SHA1 is checked against the server's own SCRIPT LOAD in
-// the integration tests.
-inline constexpr Script owner_script = {
-    "b9f09aef22a6677cd9ff71057c841e654a492713",
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end if a[2] then return "
-    "r('pexpire',k,a[2]) end return r('del',k)"};
+// The owner script, owner_script (src/core/lua/owner.lua, embedded in core/lua_scripts.hpp):
+// KEYS[1] = key, ARGV[1] = token, ARGV[2] = ttl. With a token it returns -1 when another value
+// holds the key, 0 when the key is gone, and otherwise deletes the key (no ttl: release) or sets
+// its PTTL (ttl: extend) and returns 1. With no token it returns {value, PTTL} (query). One
+// script keeps one entry in the server's cache and one text here; the plain and the quorum lock
+// share it. Its SHA1 is checked against the server's own SCRIPT LOAD in the integration tests.
 
 // Sends args[0..count) as EVALSHA sha1 args[2..], and as EVAL text args[2..] when the server's
 // script cache lacks it (NOSCRIPT). args[0] and args[1] are filled here; args[2] is numkeys.

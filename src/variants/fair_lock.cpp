@@ -6,50 +6,19 @@
 
 #include "core/lock_rules.hpp"
 #include "resplock/core/observer.hpp"
+#include "variants/lua_scripts.hpp"
 
 namespace resplock {
 
 using namespace std::string_view_literals;
 using detail::bulk_size;
 
-namespace {
-
-// KEYS = KEY, BASE:q, BASE:w; ARGV = op, token, ttl, entry_ms, BASE:f: (the wake lists' prefix).
-// n is the server's time in ms. g(m) hands KEY to the first waiter of the queue whose entry has
-// not expired (dropping the expired ones on the way), with the TTL it asked for, and pushes one
-// item to its wake list unless it is m (the caller, who learns it from the reply). Ops:
-//   r  release: -1 another value holds KEY, 0 KEY is gone (the queue is handed on anyway), else
-//      hands KEY on (the SET replaces the caller's value and TTL: no DEL first, one command less
-//      on the hand-off's path) or deletes it when no live waiter is queued, and returns 1 (the
-//      owner script's answers);
-//   l  leave: removes the caller's entry; {1, PTTL} if KEY holds its token (handed over), else
-//      {0, PTTL};
-//   t  attempt: KEY free: handed to the first live waiter, or set to the caller's token when
-//      none is queued; {1, PTTL} when KEY holds the caller's token, else {0, PTTL};
-//   a  attempt as t, and when busy joins the queue (at its end) or refreshes the caller's entry
-//      to expire entry_ms from now; BASE:q and BASE:w live at least as long.
-constexpr detail::Script fair_script = {
-    "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7",
-    "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') "
-    "local n=c[1]*1000+math.floor(c[2]/1000) "
-    "local function g(m) while true do local w=r('lpop',k[2]) if not w then return end "
-    "local e=r('hget',k[3],w) r('hdel',k[3],w) if e then "
-    "local x,l=string.match(e,'(%d+):(%d+)') if tonumber(x)>n then r('set',k[1],w,'px',l) "
-    "if w~=m then local q=a[5]..w r('del',q) r('rpush',q,1) r('pexpire',q,l) end "
-    "return w end end end end "
-    "local v=r('get',k[1]) "
-    "if o=='r' then if v~=t then if not v then g() end return v and -1 or 0 end "
-    "if not g() then r('del',k[1]) end return 1 end "
-    "if o=='l' then r('lrem',k[2],0,t) r('hdel',k[3],t) return {v==t and 1 or 0,r('pttl',k[1])} "
-    "end "
-    "if not v then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end "
-    "if v==t then return {1,r('pttl',k[1])} end "
-    "if o=='a' then if not r('hget',k[3],t) then r('rpush',k[2],t) end "
-    "r('hset',k[3],t,(n+a[4])..':'..a[3]) for i=2,3 do "
-    "if r('pttl',k[i])<tonumber(a[4]) then r('pexpire',k[i],a[4]) end end end "
-    "return {0,r('pttl',k[1])}"};
-
-}  // namespace
+// The fair queue's one script, commented in src/variants/lua/fair.lua (embedded in
+// variants/lua_scripts.hpp). KEYS = KEY, BASE:q, BASE:w; ARGV = op, token, ttl, entry_ms, BASE:f:.
+// Ops: r release (the owner script's answers: -1, 0, 1; hands KEY to the first live waiter), l
+// leave ({1 if handed over, PTTL}), t attempt ({1 if KEY holds the token, PTTL}), a attempt and
+// join or refresh the queue (as t).
+using detail::fair_script;
 
 // The companion keys of one token, in one fixed buffer (built once per call, so that the
 // attempts and the blocks below it add no copies of their own to the stack).

@@ -7,6 +7,7 @@
 #include "resplock/core/lock.hpp"
 #include "resplock/variants/companion.hpp"
 #include "resplock/variants/lock_options.hpp"
+#include "variants/lua_scripts.hpp"
 
 namespace resplock {
 
@@ -15,34 +16,14 @@ using detail::bulk_size;
 
 namespace {
 
-// Companion names below are written KEY:suffix; see KeyName for the real ones.
-// KEYS = key [, key:once] [, key:fence]; ARGV = token, ttl [, once_per_ms]. Busy while the
-// marker key:once exists; otherwise SET NX PX, and on success sets the marker for once_per_ms
-// and returns 0 without a fence key, or else the next fence number: the larger of key:fence + 1
-// and the server's clock in microseconds (TIME seconds * 10^6 + microseconds, exact in a Lua
-// double), stored in key:fence. Below the clock that is a SET of the clock's digits; at or above
-// it an INCR (a counter past 2^53 is beyond a double: INCR keeps it exact, and refuses a value
-// that is no integer or would overflow). The number is returned as GET key:fence, a bulk string:
-// an integer reply from Lua passes through a double. replicate_commands() lets Redis 3.2 and 4
-// write after TIME (later versions replicate effects anyway; pcall: a version without it).
-// Busy replies {PTTL}: the longer of the lock's and the marker's, the time after which an
-// attempt may succeed.
-constexpr detail::Script acquire_script = {
-    "61429715f14556dea4eeee434d0ac26b51123643",
-    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] "
-    "local t=o and r('pttl',o) or -2 if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o "
-    "then r('set',o,a[1],'px',a[3]) end local f=k[o and 3 or 2] if not f then return 0 end local "
-    "s=r('time') local c=s[1]*1000000+s[2] if (tonumber(r('get',f) or 0) or c)<c then "
-    "r('set',f,string.format('%.0f',c)) else r('incr',f) end return r('get',f) end "
-    "return {math.max(t,r('pttl',k[1]))}"};
-
-// KEYS = key, key:wake; ARGV = token. The owner script's release (-1 another holder, 0 gone, 1
-// deleted), and on deletion key:wake becomes one item that lives 1 s: it wakes one waiter
-// blocked in BLPOP, or one that is about to block; items never pile up.
-constexpr detail::Script release_script = {
-    "bbdb698c6b97f01e8d686165c74d747ab585f97e",
-    "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
-    "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
+// The scripts, each commented in its file (embedded in variants/lua_scripts.hpp).
+// src/variants/lua/options_acquire.lua: KEYS = key [, key:once] [, key:fence]; ARGV = token,
+// ttl [, once_per_ms]. Returns 0 when taken without a fence, the fence number (a bulk string of
+// digits) when taken with one, {PTTL} when busy.
+constexpr const detail::Script& acquire_script = detail::options_acquire_script;
+// src/variants/lua/options_release.lua: KEYS = key, key:wake; ARGV = token. The owner script's
+// release (-1 another holder, 0 gone, 1 deleted), waking one waiter on deletion.
+constexpr const detail::Script& release_script = detail::options_release_script;
 
 // The acquire script's fence number: a bulk string of 1 to 19 decimal digits, no leading zero,
 // from 1 up to INT64_MAX (what INCR can reach). False, leaving `out` alone, for anything else.

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/lock_rules.hpp"
+#include "variants/lua_scripts.hpp"
 
 namespace resplock {
 
@@ -13,33 +14,18 @@ using detail::valid_ttl;
 
 namespace {
 
-// KEYS[1] = the hash, ARGV[1] = owner id, ARGV[2] = TTL. The field "" keeps the largest TTL any
-// holder asked for. TYPE first, so that a plain lock's string key reads as busy / not_owner
-// rather than a WRONGTYPE error. SHA1s are checked against the server in the integration tests.
+// The scripts, each commented in its file src/variants/lua/reentrant_*.lua (embedded in
+// variants/lua_scripts.hpp). KEYS[1] = the hash, ARGV[1] = owner id, ARGV[2] = TTL. SHA1s are
+// checked against the server in the integration tests.
 
 // Busy: returns the key's PTTL. Taken or entered again: {count, TTL applied}.
-constexpr detail::Script acquire_script = {
-    "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3",
-    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y~='none' and (y~='hash' "
-    "or r('hexists',k,o)<1) then return r('pttl',k) end local m=math.max(ARGV[2],r('hget',k,'') "
-    "or 0) r('hset',k,'',m) r('pexpire',k,m) return {r('hincrby',k,o,1),m}"};
+constexpr const detail::Script& acquire_script = detail::reentrant_acquire_script;
 // -2: the key is gone; -1: not this owner's; else the count left (0: the key was deleted).
-constexpr detail::Script release_script = {
-    "344e084f8992ca5ac8c0f4939276a8f416fe8cdf",
-    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
-    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local c=r('hincrby',k,o,-1) if "
-    "c<1 then r('del',k) end return c"};
+constexpr const detail::Script& release_script = detail::reentrant_release_script;
 // -2 / -1 as release; else the TTL applied.
-constexpr detail::Script extend_script = {
-    "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e",
-    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
-    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local m=math.max(ARGV[2],r('hget',"
-    "k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return m"};
+constexpr const detail::Script& extend_script = detail::reentrant_extend_script;
 // {count of ARGV[1] (0 without it), PTTL}.
-constexpr detail::Script query_script = {
-    "fe82d83f63f68afc7821a867fc7865b0c31cb17e",
-    "local k,o,r=KEYS[1],ARGV[1],redis.call local c=0 if o and r('type',k).ok=='hash' then "
-    "c=tonumber(r('hget',k,o)) or 0 end return {c,r('pttl',k)}"};
+constexpr const detail::Script& query_script = detail::reentrant_query_script;
 
 constexpr const detail::Script* scripts[] = {&acquire_script, &release_script, &extend_script,
                                              &query_script};

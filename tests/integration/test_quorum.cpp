@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kServers = 5;
 
-// The owner script the quorum shares with the plain lock (src/core/lock_rules.hpp): its digest and
+// The owner script the quorum shares with the plain lock (src/core/lua/owner.lua): its digest and
 // text. Without a token it queries, with one it releases, with a token and a TTL it extends.
 constexpr const char* kOwnerSha = "b9f09aef22a6677cd9ff71057c841e654a492713";
 constexpr const char* kOwnerText =

@@ -1,0 +1,77 @@
+// Generated from src/variants/lua/*.lua by scripts/embed-lua.py: do not edit.
+// Edit the .lua file, run `python3 scripts/embed-lua.py` and commit both; the test
+// scripts.embedded_lua fails while this file differs from what the generator makes. Each
+// text is its file without comments, every run of whitespace collapsed to one space; the
+// SHA1 is the text's (what EVALSHA sends). Script: core/script.hpp.
+#ifndef RESPLOCK_VARIANTS_LUA_SCRIPTS_HPP
+#define RESPLOCK_VARIANTS_LUA_SCRIPTS_HPP
+
+#include "core/script.hpp"
+
+// clang-format off
+namespace resplock::detail {
+
+// src/variants/lua/fair.lua (989 bytes)
+inline constexpr Script fair_script = {
+    "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7",
+    "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') local "
+    "n=c[1]*1000+math.floor(c[2]/1000) local function g(m) while true do local "
+    "w=r('lpop',k[2]) if not w then return end local e=r('hget',k[3],w) r('hdel',k[3],w) if e "
+    "then local x,l=string.match(e,'(%d+):(%d+)') if tonumber(x)>n then r('set',k[1],w,'px',l) "
+    "if w~=m then local q=a[5]..w r('del',q) r('rpush',q,1) r('pexpire',q,l) end return w end "
+    "end end end local v=r('get',k[1]) if o=='r' then if v~=t then if not v then g() end "
+    "return v and -1 or 0 end if not g() then r('del',k[1]) end return 1 end if o=='l' then "
+    "r('lrem',k[2],0,t) r('hdel',k[3],t) return {v==t and 1 or 0,r('pttl',k[1])} end if not v "
+    "then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end if v==t then return "
+    "{1,r('pttl',k[1])} end if o=='a' then if not r('hget',k[3],t) then r('rpush',k[2],t) end "
+    "r('hset',k[3],t,(n+a[4])..':'..a[3]) for i=2,3 do if r('pttl',k[i])<tonumber(a[4]) then "
+    "r('pexpire',k[i],a[4]) end end end return {0,r('pttl',k[1])}"};
+
+// src/variants/lua/options_acquire.lua (462 bytes)
+inline constexpr Script options_acquire_script = {
+    "61429715f14556dea4eeee434d0ac26b51123643",
+    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] "
+    "local t=o and r('pttl',o) or -2 if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o "
+    "then r('set',o,a[1],'px',a[3]) end local f=k[o and 3 or 2] if not f then return 0 end "
+    "local s=r('time') local c=s[1]*1000000+s[2] if (tonumber(r('get',f) or 0) or c)<c then "
+    "r('set',f,string.format('%.0f',c)) else r('incr',f) end return r('get',f) end return "
+    "{math.max(t,r('pttl',k[1]))}"};
+
+// src/variants/lua/options_release.lua (160 bytes)
+inline constexpr Script options_release_script = {
+    "bbdb698c6b97f01e8d686165c74d747ab585f97e",
+    "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
+    "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
+
+// src/variants/lua/reentrant_acquire.lua (250 bytes)
+inline constexpr Script reentrant_acquire_script = {
+    "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y~='none' and (y~='hash' "
+    "or r('hexists',k,o)<1) then return r('pttl',k) end local "
+    "m=math.max(ARGV[2],r('hget',k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return "
+    "{r('hincrby',k,o,1),m}"};
+
+// src/variants/lua/reentrant_extend.lua (236 bytes)
+inline constexpr Script reentrant_extend_script = {
+    "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
+    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local "
+    "m=math.max(ARGV[2],r('hget',k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return m"};
+
+// src/variants/lua/reentrant_query.lua (143 bytes)
+inline constexpr Script reentrant_query_script = {
+    "fe82d83f63f68afc7821a867fc7865b0c31cb17e",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local c=0 if o and r('type',k).ok=='hash' then "
+    "c=tonumber(r('hget',k,o)) or 0 end return {c,r('pttl',k)}"};
+
+// src/variants/lua/reentrant_release.lua (211 bytes)
+inline constexpr Script reentrant_release_script = {
+    "344e084f8992ca5ac8c0f4939276a8f416fe8cdf",
+    "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
+    "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local c=r('hincrby',k,o,-1) if "
+    "c<1 then r('del',k) end return c"};
+
+}  // namespace resplock::detail
+// clang-format on
+
+#endif  // RESPLOCK_VARIANTS_LUA_SCRIPTS_HPP

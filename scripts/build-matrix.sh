@@ -9,6 +9,11 @@
 # without it and built again: only what depends on mbedTLS (the tool's units) is rebuilt. The
 # folders are built side by side, one per core. Exits non-zero when any build fails, printing
 # the end of that build's log.
+# Two more builds check the C API against config.h's limits: one with raised limits, one with
+# lowered ones, each passed with -D in CMAKE_C_FLAGS and CMAKE_CXX_FLAGS so that the library and
+# the C programs see the same values. Each builds the library and the C API tests only (Debug,
+# g++, no mbedTLS, not the tool), checks that every compile command carries the limits, and runs
+# the C API tests (ctest -R '^c\.', against redis-servers the tests start themselves).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +47,59 @@ one() {
     echo "ok: $cxx $type (mbedTLS on and off)"
 }
 
+# The C API's storage sizes follow config.h's limits (include/resplock/c_api/lock.h): every
+# limit that sizes an object raised (most of them to config.h's largest value) ...
+declare -A limit_flags
+limit_flags[raised]="-DRESPLOCK_MAX_KEY_LEN=256 -DRESPLOCK_MAX_REPLY_VALUES=16 -DRESPLOCK_MAX_DEPTH=16 \
+-DRESPLOCK_MAX_OWNER_LEN=64 -DRESPLOCK_MAX_SERVERS=15 -DRESPLOCK_MAX_RENEWED=8 \
+-DRESPLOCK_MAX_HOST_LEN=255 -DRESPLOCK_MAX_SENTINELS=15 -DRESPLOCK_MAX_REDIRECTS=16 \
+-DRESPLOCK_MAX_ARRAY_ELEMENTS=64"
+# ... and lowered: config.h's smallest values where the C API tests still run (a host name of an
+# IPv4 address, one renewed lock), small ones elsewhere (the tests' keys and owner label, three
+# quorum servers, the replies and nesting of ROLE and SENTINEL, three sentinels).
+limit_flags[lowered]="-DRESPLOCK_MAX_KEY_LEN=32 -DRESPLOCK_MAX_REPLY_VALUES=4 -DRESPLOCK_MAX_DEPTH=3 \
+-DRESPLOCK_MAX_OWNER_LEN=8 -DRESPLOCK_MAX_SERVERS=3 -DRESPLOCK_MAX_RENEWED=1 \
+-DRESPLOCK_MAX_HOST_LEN=15 -DRESPLOCK_MAX_SENTINELS=3 -DRESPLOCK_MAX_REDIRECTS=2 \
+-DRESPLOCK_MAX_ARRAY_ELEMENTS=4"
+
+# limits NAME FLAGS: the library and the C API tests with these -D limits, then those tests.
+limits() {
+    local name=$1 flags=$2
+    local dir=$root/limits-$name
+    local log=$dir.log
+    local targets=(with_redis) src flag
+    for src in tests/c/test_c_*.c; do
+        src=${src##*/}
+        targets+=("${src%.c}")
+    done
+    : >"$log"
+    echo "--- limits $name: $flags" >>"$log"
+    if ! cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=gcc \
+        -DCMAKE_CXX_COMPILER=g++ -DRESPLOCK_WERROR=ON -DRESPLOCK_BUILD_TESTS=ON \
+        -DRESPLOCK_BUILD_TOOLS=ON -DRESPLOCK_WITH_MBEDTLS=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+        -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >>"$log" 2>&1 ||
+        ! cmake --build "$dir" -j 1 --target "${targets[@]}" >>"$log" 2>&1; then
+        echo "FAILED: limits $name (log: $log), its end:"
+        tail -n 30 "$log"
+        return 1
+    fi
+    # The library and the C programs must see the same limits: every compile command has them.
+    local commands
+    commands=$(grep -c '"command":' "$dir/compile_commands.json")
+    for flag in $flags; do
+        if (($(grep '"command":' "$dir/compile_commands.json" | grep -cF -- "$flag ") != commands)); then
+            echo "FAILED: limits $name: a compile command lacks $flag"
+            return 1
+        fi
+    done
+    if ! ctest --test-dir "$dir" -R '^c\.' --output-on-failure >>"$log" 2>&1; then
+        echo "FAILED: limits $name: C API tests (log: $log), its end:"
+        tail -n 30 "$log"
+        return 1
+    fi
+    echo "ok: limits $name (library and C API tests)"
+}
+
 combos=()
 for pair in gcc:g++ clang:clang++; do
     if ! command -v "${pair#*:}" >/dev/null || ! command -v "${pair%:*}" >/dev/null; then
@@ -53,6 +111,8 @@ for pair in gcc:g++ clang:clang++; do
     done
 done
 
+combos+=("limits raised" "limits lowered")
+
 start=$SECONDS
 failed=0
 running=0
@@ -61,8 +121,13 @@ for combo in "${combos[@]}"; do
         wait -n || failed=1
         running=$((running - 1))
     fi
-    # shellcheck disable=SC2086 # three words on purpose
-    one $combo &
+    if [[ $combo == limits\ * ]]; then
+        name=${combo#limits }
+        limits "$name" "${limit_flags[$name]}" &
+    else
+        # shellcheck disable=SC2086 # three words on purpose
+        one $combo &
+    fi
     running=$((running + 1))
 done
 while ((running > 0)); do
@@ -74,4 +139,5 @@ if ((failed)); then
     echo "build-matrix.sh: some builds failed"
     exit 1
 fi
-echo "build-matrix.sh: ${#combos[@]} compiler/type pairs x mbedTLS on/off built, $((SECONDS - start)) s"
+echo "build-matrix.sh: $((${#combos[@]} - 2)) compiler/type pairs x mbedTLS on/off built," \
+    "C API raised and lowered limits built and tested, $((SECONDS - start)) s"

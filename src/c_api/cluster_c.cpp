@@ -3,13 +3,15 @@
 
 #include <new>
 
+#include "c_api/handles.hpp"
 #include "resplock/ha/cluster.hpp"
 
 using resplock::Cluster;
 
-static_assert(sizeof(Cluster) <= sizeof(resplock_cluster_t) &&
-                  alignof(Cluster) <= alignof(resplock_cluster_t),
+static_assert(resplock::c_api::storage_fits<Cluster, resplock_cluster_t>(),
               "RESPLOCK_CLUSTER_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<Cluster, resplock_cluster_t>(),
+              "RESPLOCK_CLUSTER_STORAGE is larger than needed: its formula drifted from the class");
 
 extern "C" {
 

@@ -6,9 +6,10 @@
 
 using resplock::FairLock;
 
-static_assert(sizeof(FairLock) <= sizeof(resplock_fair_t) &&
-                  alignof(FairLock) <= alignof(resplock_fair_t),
+static_assert(resplock::c_api::storage_fits<FairLock, resplock_fair_t>(),
               "RESPLOCK_FAIR_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<FairLock, resplock_fair_t>(),
+              "RESPLOCK_FAIR_STORAGE is larger than needed: its formula drifted from the class");
 
 namespace {
 

@@ -9,6 +9,18 @@
 
 namespace resplock::c_api {
 
+// Whether a handle's opaque storage can hold a T: large enough, aligned enough.
+template <class T, class Handle>
+constexpr bool storage_fits() noexcept {
+    return sizeof(T) <= sizeof(Handle) && alignof(T) <= alignof(Handle);
+}
+// Whether it holds no more than a T rounded up to the handle's alignment: the header's formula
+// (RESPLOCK_*_STORAGE, from config.h's limits) follows the class's members, no spare.
+template <class T, class Handle>
+constexpr bool storage_tight() noexcept {
+    return sizeof(Handle) >= sizeof(T) && sizeof(Handle) - sizeof(T) < alignof(Handle);
+}
+
 // The C++ object of type T that the C API built inside a handle's opaque storage.
 template <class T, class Handle>
 T& object(Handle* handle) noexcept {

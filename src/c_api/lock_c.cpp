@@ -9,11 +9,14 @@ using resplock::Connection;
 using resplock::Lock;
 using resplock::Status;
 
-static_assert(sizeof(Connection) <= sizeof(resplock_conn_t) &&
-                  alignof(Connection) <= alignof(resplock_conn_t),
+static_assert(resplock::c_api::storage_fits<Connection, resplock_conn_t>(),
               "RESPLOCK_CONN_STORAGE is too small for this target");
-static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
+static_assert(resplock::c_api::storage_tight<Connection, resplock_conn_t>(),
+              "RESPLOCK_CONN_STORAGE is larger than needed: its formula drifted from the class");
+static_assert(resplock::c_api::storage_fits<Lock, resplock_lock_t>(),
               "RESPLOCK_LOCK_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<Lock, resplock_lock_t>(),
+              "RESPLOCK_LOCK_STORAGE is larger than needed: its formula drifted from the class");
 static_assert(RESPLOCK_MAX_TTL_MS == resplock::max_ttl_ms, "one TTL limit");
 static_assert(RESPLOCK_MAX_TOKEN_LEN == resplock::max_token_len, "one token limit");
 static_assert(static_cast<int>(resplock::LockState::held_by_me) == RESPLOCK_LOCK_HELD_BY_ME &&

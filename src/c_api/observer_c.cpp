@@ -8,9 +8,11 @@
 
 using resplock::Observer;
 
-static_assert(sizeof(Observer) <= sizeof(resplock_observer_t) &&
-                  alignof(Observer) <= alignof(resplock_observer_t),
+static_assert(resplock::c_api::storage_fits<Observer, resplock_observer_t>(),
               "RESPLOCK_OBSERVER_STORAGE is too small for this target");
+static_assert(
+    resplock::c_api::storage_tight<Observer, resplock_observer_t>(),
+    "RESPLOCK_OBSERVER_STORAGE is larger than needed: its formula drifted from the class");
 static_assert(RESPLOCK_MAX_CLIENT_NAME_LEN == resplock::max_client_name_len, "one name limit");
 
 extern "C" {

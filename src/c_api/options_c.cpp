@@ -9,8 +9,10 @@ using resplock::AcquireOptions;
 using resplock::Lock;
 using resplock::c_api::c_status;
 
-static_assert(sizeof(Lock) <= sizeof(resplock_lock_t) && alignof(Lock) <= alignof(resplock_lock_t),
+static_assert(resplock::c_api::storage_fits<Lock, resplock_lock_t>(),
               "RESPLOCK_LOCK_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<Lock, resplock_lock_t>(),
+              "RESPLOCK_LOCK_STORAGE is larger than needed: its formula drifted from the class");
 static_assert(RESPLOCK_MAX_REPLICAS == Lock::max_replicas, "one replica limit for C and C++");
 
 namespace {

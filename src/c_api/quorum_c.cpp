@@ -9,9 +9,10 @@
 using resplock::Connection;
 using resplock::QuorumLock;
 
-static_assert(sizeof(QuorumLock) <= sizeof(resplock_quorum_t) &&
-                  alignof(QuorumLock) <= alignof(resplock_quorum_t),
+static_assert(resplock::c_api::storage_fits<QuorumLock, resplock_quorum_t>(),
               "RESPLOCK_QUORUM_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<QuorumLock, resplock_quorum_t>(),
+              "RESPLOCK_QUORUM_STORAGE is larger than needed: its formula drifted from the class");
 
 namespace {
 

@@ -6,9 +6,11 @@
 
 using resplock::ReentrantLock;
 
-static_assert(sizeof(ReentrantLock) <= sizeof(resplock_reentrant_t) &&
-                  alignof(ReentrantLock) <= alignof(resplock_reentrant_t),
+static_assert(resplock::c_api::storage_fits<ReentrantLock, resplock_reentrant_t>(),
               "RESPLOCK_REENTRANT_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<ReentrantLock, resplock_reentrant_t>(),
+              "RESPLOCK_REENTRANT_STORAGE is larger than the object: its formula no longer follows "
+              "the class");
 
 namespace {
 

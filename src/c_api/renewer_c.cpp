@@ -23,9 +23,10 @@ struct CRenewer {
     CWatch watches[RESPLOCK_MAX_RENEWED];
 };
 
-static_assert(sizeof(CRenewer) <= sizeof(resplock_renewer_t) &&
-                  alignof(CRenewer) <= alignof(resplock_renewer_t),
+static_assert(resplock::c_api::storage_fits<CRenewer, resplock_renewer_t>(),
               "RESPLOCK_RENEWER_STORAGE is too small for this target");
+static_assert(resplock::c_api::storage_tight<CRenewer, resplock_renewer_t>(),
+              "RESPLOCK_RENEWER_STORAGE is larger than needed: its formula drifted from the class");
 
 CRenewer& renewer_of(resplock_renewer_t* r) {
     return resplock::c_api::object<CRenewer>(r);

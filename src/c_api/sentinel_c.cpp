@@ -8,9 +8,11 @@
 
 using resplock::Sentinel;
 
-static_assert(sizeof(Sentinel) <= sizeof(resplock_sentinel_t) &&
-                  alignof(Sentinel) <= alignof(resplock_sentinel_t),
+static_assert(resplock::c_api::storage_fits<Sentinel, resplock_sentinel_t>(),
               "RESPLOCK_SENTINEL_STORAGE is too small for this target");
+static_assert(
+    resplock::c_api::storage_tight<Sentinel, resplock_sentinel_t>(),
+    "RESPLOCK_SENTINEL_STORAGE is larger than needed: its formula drifted from the class");
 
 namespace {
 

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "resplock/c_api/lock.h"
 #include "resplock/core/status.h"
 
 static int failures;
@@ -29,5 +30,12 @@ static int checks;
                    resplock_status_str(got_), resplock_status_str(want));           \
         }                                                                           \
     } while (0)
+
+/* An I/O buffer of n bytes at config.h's default limits, plus what longer keys and tokens add to
+ * the longest requests (up to five keys and two tokens, the fair lock's) in a build with raised
+ * limits (scripts/build-matrix.sh). */
+#define C_OVER(limit, default_value) ((limit) > (default_value) ? (limit) - (default_value) : 0)
+#define C_BUF(n) \
+    ((n) + 6 * C_OVER(RESPLOCK_MAX_KEY_LEN, 128) + 3 * C_OVER(RESPLOCK_MAX_TOKEN_LEN, 73))
 
 #endif /* RESPLOCK_TESTS_C_CHECK_H */

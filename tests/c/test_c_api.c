@@ -43,7 +43,7 @@ static void expect(resplock_mock_t* m, int argc, const char* const* argv, const 
 #define SHA "b9f09aef22a6677cd9ff71057c841e654a492713"
 
 static void over_mock(void) {
-    static char buf[512];
+    static char buf[C_BUF(512)];
     static resplock_conn_t conn;
     static resplock_lock_t lock;
     resplock_mock_t* m = resplock_mock_reset();
@@ -66,6 +66,16 @@ static void over_mock(void) {
                  RESPLOCK_STATUS_invalid_argument);
     CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
     CHECK_STATUS(resplock_lock_init(&lock, &conn, "", 0), RESPLOCK_STATUS_invalid_argument);
+    {
+        /* The library takes the longest key this program's RESPLOCK_MAX_KEY_LEN allows, and no
+         * more: both were built with the same limits (their storage sizes depend on them). */
+        static char longest[RESPLOCK_MAX_KEY_LEN + 1];
+        memset(longest, 'k', sizeof longest);
+        CHECK_STATUS(resplock_lock_init(&lock, &conn, longest, RESPLOCK_MAX_KEY_LEN),
+                     RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_init(&lock, &conn, longest, RESPLOCK_MAX_KEY_LEN + 1),
+                     RESPLOCK_STATUS_invalid_argument);
+    }
     CHECK_STATUS(resplock_lock_init(&lock, &conn, "job", 3), RESPLOCK_STATUS_ok);
     CHECK(resplock_lock_token(&lock, &token_len) == NULL && token_len == 0);
 
@@ -130,7 +140,7 @@ static void record_event(void* user, const resplock_event_t* e) {
 
 /* Events, the client name, an owner label and the error text through the C API. */
 static void observed_over_mock(void) {
-    static char buf[512];
+    static char buf[C_BUF(512)];
     static resplock_lock_t lock;
     static resplock_observer_t observer;
     resplock_mock_t* m = resplock_mock_reset();
@@ -198,7 +208,7 @@ static void observed_over_mock(void) {
 }
 
 static void over_posix(const char* port_text) {
-    static char buf[512];
+    static char buf[C_BUF(512)];
     static resplock_conn_t conn_a, conn_b;
     static resplock_lock_t a, b;
     resplock_posix_t ctx_a, ctx_b;
@@ -206,7 +216,7 @@ static void over_posix(const char* port_text) {
     CHECK_STATUS(resplock_posix_port_init(&ctx_a, NULL, &port_a), RESPLOCK_STATUS_ok);
     resplock_port_t port_b;
     CHECK_STATUS(resplock_posix_port_init(&ctx_b, NULL, &port_b), RESPLOCK_STATUS_ok);
-    static char buf_b[512];
+    static char buf_b[C_BUF(512)];
     resplock_conn_config_t cfg;
     resplock_lock_info_t info;
 

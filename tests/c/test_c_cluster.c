@@ -13,7 +13,7 @@
 
 #include "c_check.h"
 
-static char buf[640];
+static char buf[C_BUF(640)];
 static resplock_conn_t conn;
 static resplock_cluster_t cluster;
 static resplock_observer_t observer;

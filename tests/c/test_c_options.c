@@ -12,7 +12,7 @@
 #include "c_check.h"
 
 int main(void) {
-    static char buf_a[1024], buf_b[1024];
+    static char buf_a[C_BUF(1024)], buf_b[C_BUF(1024)];
     static resplock_conn_t conn_a, conn_b;
     static resplock_lock_t a, b;
     resplock_posix_t ctx_a, ctx_b;

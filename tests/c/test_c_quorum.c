@@ -12,7 +12,7 @@
 #include "c_check.h"
 
 int main(void) {
-    static char buf_q[512], buf_p[512];
+    static char buf_q[C_BUF(512)], buf_p[C_BUF(512)];
     static resplock_conn_t conn_q, conn_p;
     static resplock_quorum_t quorum, bad;
     static resplock_lock_t plain;

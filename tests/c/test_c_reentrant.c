@@ -10,7 +10,7 @@
 
 #include "c_check.h"
 
-static char buf_a[640], buf_b[640];
+static char buf_a[C_BUF(640)], buf_b[C_BUF(640)];
 static resplock_conn_t conn_a, conn_b;
 static resplock_reentrant_t a, a2, b, bad;
 

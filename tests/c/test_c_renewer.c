@@ -56,7 +56,7 @@ static void drive(resplock_renewer_t* r, const resplock_port_t* port, uint32_t m
 }
 
 int main(void) {
-    static char buf[512], buf2[512];
+    static char buf[C_BUF(512)], buf2[C_BUF(512)];
     static resplock_conn_t conn, conn2;
     static resplock_lock_t lock, other;
     static resplock_renewer_t renewer;

@@ -10,7 +10,7 @@
 
 #include "c_check.h"
 
-static char buf[1024];
+static char buf[C_BUF(1024)];
 static resplock_conn_t conn;
 static resplock_lock_t lock;
 static resplock_sentinel_t sentinel;

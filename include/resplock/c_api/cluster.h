@@ -27,9 +27,10 @@
 extern "C" {
 #endif
 
-/* Storage size of a cluster router, for ILP32 and LP64 targets; the library checks that it
- * fits. */
-#define RESPLOCK_CLUSTER_STORAGE ((size_t)2 * (RESPLOCK_MAX_HOST_LEN + 8) + 3 * sizeof(void*))
+/* Storage size of resplock::Cluster (see lock.h for how the sizes follow config.h): a
+ * resplock::Router (four function pointers), node_ and asked_ (resplock::Node). */
+#define RESPLOCK_CLUSTER_STORAGE \
+    RESPLOCK_SZ_ALIGN(4 * sizeof(void*) + 2 * RESPLOCK_SZ_NODE, sizeof(void*))
 
 /* Opaque: use only through the functions below. It must outlive the connection it is given to and
  * serve that one connection only. */

@@ -25,10 +25,12 @@
 extern "C" {
 #endif
 
-/* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
- * checks at compile time that its object fits. */
-#define RESPLOCK_FAIR_STORAGE \
-    (RESPLOCK_LOCK_STORAGE + (size_t)(RESPLOCK_MAX_KEY_LEN + 2 + 7) / 8 * 8 + sizeof(void*))
+/* Storage size of resplock::FairLock (see lock.h for how the sizes follow config.h): base_
+ * (RESPLOCK_MAX_KEY_LEN + 4 chars: the key and a companion prefix), base_len_ (size_t), lock_ (a
+ * resplock::Lock, aligned as a pointer). */
+#define RESPLOCK_FAIR_STORAGE                                                               \
+    (RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_MAX_KEY_LEN + 4, size_t), sizeof(void*)) + \
+     RESPLOCK_LOCK_STORAGE)
 
 /* A fair lock on one key over one connection. Opaque. */
 typedef struct resplock_fair {

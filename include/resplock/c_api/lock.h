@@ -35,12 +35,78 @@
 extern "C" {
 #endif
 
-/* Storage sizes of the C++ objects behind the handles, for ILP32 and LP64 targets. The library
- * checks at compile time that its objects fit. */
-#define RESPLOCK_CONN_STORAGE (280 + 21 * sizeof(void*))
-#define RESPLOCK_LOCK_STORAGE (176 + 6 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
-/* What an owner label adds to a token buffer (RESPLOCK_MAX_OWNER_LEN and ':', rounded up). */
-#define RESPLOCK_OWNER_STORAGE ((size_t)(RESPLOCK_MAX_OWNER_LEN + 8) / 8 * 8)
+/* Longest token: an owner label of up to RESPLOCK_MAX_OWNER_LEN bytes, ':' and 40 characters
+ * (the most random hex any build makes); 40 when labels are off. */
+#define RESPLOCK_MAX_TOKEN_LEN (RESPLOCK_MAX_OWNER_LEN == 0 ? 40 : RESPLOCK_MAX_OWNER_LEN + 41)
+
+/* The storage sizes of the C++ objects behind the handles (RESPLOCK_*_STORAGE, in this header and
+ * its siblings) follow the limits of config.h: each is the object's layout, member by member, as
+ * the compiler makes it on ILP32 and LP64 targets (a member starts at the next multiple of its
+ * alignment; an object's size is a multiple of its strictest member's). The library checks at
+ * compile time that each object fits its storage with no more spare than the storage's alignment
+ * rounds up, so the library and the C code using these headers must see the same limits. The
+ * RESPLOCK_SZ_* macros are the steps of those formulas, not an interface. */
+
+/* n rounded up to a multiple of a. */
+#define RESPLOCK_SZ_ALIGN(n, a) (((size_t)(n) + (size_t)(a)-1) / (size_t)(a) * (size_t)(a))
+/* The end of a member of type T (a scalar whose alignment is its size: size_t, a pointer,
+ * uint32_t) placed after offset n. */
+#define RESPLOCK_SZ_THEN(n, T) (RESPLOCK_SZ_ALIGN(n, sizeof(T)) + sizeof(T))
+/* The alignment of an int64_t member: 8, but 4 on i386. */
+struct resplock_sz_i64_probe {
+    char c;
+    int64_t v;
+};
+#define RESPLOCK_SZ_I64_ALIGN offsetof(struct resplock_sz_i64_probe, v)
+/* The alignment of an object holding an int64_t and a pointer. */
+#define RESPLOCK_SZ_MAX_ALIGN \
+    (RESPLOCK_SZ_I64_ALIGN > sizeof(void*) ? RESPLOCK_SZ_I64_ALIGN : sizeof(void*))
+/* resplock::Validity: two uint32_t and two bool, aligned to 4. */
+#define RESPLOCK_SZ_VALIDITY 12
+/* resplock::Node: host (RESPLOCK_MAX_HOST_LEN + 1 chars), port (uint16_t), aligned to 2. */
+#define RESPLOCK_SZ_NODE (RESPLOCK_SZ_ALIGN(RESPLOCK_MAX_HOST_LEN + 1, 2) + 2)
+
+/* resplock::resp::Value: type (uint8_t, padded to 4), size (uint32_t), data (a pointer), then
+ * integer (int64_t). */
+#define RESPLOCK_SZ_VALUE                                                                  \
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_ALIGN(4 + 4 + sizeof(void*), RESPLOCK_SZ_I64_ALIGN) + 8, \
+                      RESPLOCK_SZ_MAX_ALIGN)
+/* resplock::resp::Parser, up to bulk_len_: values_ (a pointer), capacity_, count_, pos_, scan_
+ * (size_t), bulk_len_ (int64_t). */
+#define RESPLOCK_SZ_PARSER_BULK \
+    (RESPLOCK_SZ_ALIGN(sizeof(void*) + 4 * sizeof(size_t), RESPLOCK_SZ_I64_ALIGN) + 8)
+/* resplock::resp::Parser. */
+#define RESPLOCK_SZ_PARSER                                                                  \
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_PARSER_BULK + 2 * sizeof(size_t) /* bulk_start_, kept_ */ \
+                          + 4                                      /* depth_ */             \
+                          + 4 * (size_t)RESPLOCK_MAX_DEPTH         /* remaining_ */         \
+                          + 4                                      /* state_ (an int) */    \
+                          + 1,                                     /* prefix_ */            \
+                      RESPLOCK_SZ_MAX_ALIGN)
+/* resplock::Connection, up to its flags. */
+#define RESPLOCK_SZ_CONN_FLAGS                                                       \
+    (sizeof(resplock_port_t)                               /* port_ */               \
+     + RESPLOCK_SZ_ALIGN(sizeof(void*) + 2, sizeof(void*)) /* config_: host, port */ \
+     + 2 * sizeof(void*)                                   /* username, password */  \
+     + 8                                                   /* db, timeout_ms */      \
+     + 2 * sizeof(void*)                                   /* observer, router */    \
+     + sizeof(void*) + sizeof(size_t)                      /* buf_, size_ */         \
+     + 4)                                                  /* four bool */
+/* resplock::Connection. */
+#define RESPLOCK_CONN_STORAGE                                            \
+    (RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_CONN_FLAGS, RESPLOCK_SZ_MAX_ALIGN) +  \
+     (size_t)RESPLOCK_MAX_REPLY_VALUES * RESPLOCK_SZ_VALUE /* values_ */ \
+     + RESPLOCK_SZ_PARSER)                                 /* parser_ */
+
+/* resplock::Lock, up to token_: conn_ (a reference), key_, key_len_ (size_t), token_. */
+#define RESPLOCK_SZ_LOCK_TOKEN \
+    (RESPLOCK_SZ_THEN(sizeof(void*) + RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN)
+/* resplock::Lock, up to validity_: token_len_ (size_t), validity_. */
+#define RESPLOCK_SZ_LOCK_VALIDITY \
+    (RESPLOCK_SZ_THEN(RESPLOCK_SZ_LOCK_TOKEN, size_t) + RESPLOCK_SZ_VALIDITY)
+/* resplock::Lock: check_ (a pointer), replicas_ and acknowledged_ (uint8_t). */
+#define RESPLOCK_LOCK_STORAGE \
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_LOCK_VALIDITY, void*) + 2, sizeof(void*))
 
 /* A connection to one Redis server. Opaque: use only through the functions below. */
 typedef struct resplock_conn {
@@ -87,10 +153,6 @@ typedef struct resplock_lock_info {
     resplock_lock_state_t state;
     int64_t ttl_ms; /* the key's PTTL: ms left, -1 without TTL, -2 when absent */
 } resplock_lock_info_t;
-
-/* Longest token: an owner label of up to RESPLOCK_MAX_OWNER_LEN bytes, ':' and 40 characters
- * (the most random hex any build makes); 40 when labels are off. */
-#define RESPLOCK_MAX_TOKEN_LEN (RESPLOCK_MAX_OWNER_LEN == 0 ? 40 : RESPLOCK_MAX_OWNER_LEN + 41)
 
 /* Largest TTL accepted, in ms (about 24.8 days). */
 #define RESPLOCK_MAX_TTL_MS 0x7fffffffUL

@@ -27,7 +27,8 @@
 extern "C" {
 #endif
 
-/* Storage size of an observer, for ILP32 and LP64 targets; the library checks that it fits. */
+/* Storage size of resplock::Observer, four pointers (connected_, on_event_, user_,
+ * client_name_); the library checks that it matches. */
 #define RESPLOCK_OBSERVER_STORAGE (4 * sizeof(void*))
 
 /* Longest client name resplock_observer_set_client_name() accepts. */

@@ -27,11 +27,19 @@
 extern "C" {
 #endif
 
-/* Storage size of the C++ object behind the handle; the library checks at compile time that it
- * fits. */
-#define RESPLOCK_QUORUM_STORAGE                                               \
-    (RESPLOCK_MAX_KEY_LEN + 64 + (RESPLOCK_MAX_SERVERS + 4) * sizeof(void*) + \
-     RESPLOCK_OWNER_STORAGE)
+/* resplock::QuorumLock, up to token_: conns_ (RESPLOCK_MAX_SERVERS pointers), count_ (size_t),
+ * key_, key_len_ (size_t), token_. */
+#define RESPLOCK_SZ_QUORUM_TOKEN                                                               \
+    (RESPLOCK_SZ_THEN(                                                                         \
+         (size_t)RESPLOCK_MAX_SERVERS * sizeof(void*) + sizeof(size_t) + RESPLOCK_MAX_KEY_LEN, \
+         size_t) +                                                                             \
+     RESPLOCK_MAX_TOKEN_LEN)
+/* Storage size of resplock::QuorumLock (see lock.h for how the sizes follow config.h): then
+ * token_len_ and granted_ (size_t), validity_. */
+#define RESPLOCK_QUORUM_STORAGE                                                             \
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_QUORUM_TOKEN, size_t) + sizeof(size_t) + \
+                          RESPLOCK_SZ_VALIDITY,                                             \
+                      sizeof(void*))
 
 /* A quorum lock on one key over several connections. Opaque. */
 typedef struct resplock_quorum {

@@ -25,9 +25,17 @@
 extern "C" {
 #endif
 
-/* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
- * checks at compile time that its object fits. */
-#define RESPLOCK_REENTRANT_STORAGE (184 + 4 * sizeof(void*) + RESPLOCK_OWNER_STORAGE)
+/* resplock::ReentrantLock, up to unsure_: conn_ (a reference), key_, key_len_ (size_t), owner_
+ * (RESPLOCK_MAX_TOKEN_LEN chars), owner_len_ (uint8_t), unsure_ (bool). */
+#define RESPLOCK_SZ_REENTRANT_FLAGS \
+    (RESPLOCK_SZ_THEN(sizeof(void*) + RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN + 2)
+/* Storage size of resplock::ReentrantLock (see lock.h for how the sizes follow config.h): then
+ * levels_ and count_ (uint32_t), validity_. */
+#define RESPLOCK_REENTRANT_STORAGE                                                            \
+    RESPLOCK_SZ_ALIGN(                                                                        \
+        RESPLOCK_SZ_THEN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_REENTRANT_FLAGS, uint32_t), uint32_t) + \
+            RESPLOCK_SZ_VALIDITY,                                                             \
+        sizeof(void*))
 
 /* A reentrant lock on one key over one connection. Opaque. */
 typedef struct resplock_reentrant {

@@ -32,8 +32,15 @@
 extern "C" {
 #endif
 
-/* Storage size of the renewer, for ILP32 and LP64 targets; the library checks that it fits. */
-#define RESPLOCK_RENEWER_STORAGE (RESPLOCK_MAX_RENEWED * (24 + 7 * sizeof(void*)) + sizeof(void*))
+/* One slot of resplock::Renewer: lock, ops, on_lost, user (pointers), ttl_ms, margin_ms, due_ms,
+ * left_ms, token_hash (uint32_t), scheduled (bool). */
+#define RESPLOCK_SZ_RENEWER_SLOT \
+    RESPLOCK_SZ_ALIGN(4 * sizeof(void*) + 5 * sizeof(uint32_t) + 1, sizeof(void*))
+/* Storage size of the renewer (see lock.h for how the sizes follow config.h): a resplock::Renewer
+ * (RESPLOCK_MAX_RENEWED slots, observer_), then the C callback of each slot (three pointers). */
+#define RESPLOCK_RENEWER_STORAGE                                               \
+    ((size_t)RESPLOCK_MAX_RENEWED * RESPLOCK_SZ_RENEWER_SLOT + sizeof(void*) + \
+     (size_t)RESPLOCK_MAX_RENEWED * 3 * sizeof(void*))
 
 /* Opaque: use only through the functions below. */
 typedef struct resplock_renewer {

@@ -30,10 +30,14 @@
 extern "C" {
 #endif
 
-/* Storage size of the C++ object behind the handle, for ILP32 and LP64 targets. The library
- * checks at compile time that its object fits. */
-#define RESPLOCK_SENTINEL_STORAGE \
-    (3 * sizeof(void*) + (size_t)(RESPLOCK_MAX_SENTINELS + 2) * (RESPLOCK_MAX_HOST_LEN + 4) + 8)
+/* Storage size of resplock::Sentinel (see lock.h for how the sizes follow config.h): a
+ * resplock::Router (four function pointers), sentinels_ (RESPLOCK_MAX_SENTINELS resplock::Node)
+ * and master_ (a Node), name_ (RESPLOCK_MAX_HOST_LEN + 1 chars), then seven uint8_t and bool. */
+#define RESPLOCK_SENTINEL_STORAGE                                                   \
+    RESPLOCK_SZ_ALIGN(4 * sizeof(void*) +                                           \
+                          (size_t)(RESPLOCK_MAX_SENTINELS + 1) * RESPLOCK_SZ_NODE + \
+                          RESPLOCK_MAX_HOST_LEN + 1 + 7,                            \
+                      sizeof(void*))
 
 /* A Sentinel router. Opaque. */
 typedef struct resplock_sentinel {

@@ -1,5 +1,7 @@
 /* resplock compile-time limits. Override any of them with -D or by defining RESPLOCK_CONFIG_FILE
- * as the name of a header of your own that defines them. Every value here bounds RAM or work. */
+ * as the name of a header of your own that defines them. Every value here bounds RAM or work.
+ * The C API's storage sizes (RESPLOCK_*_STORAGE in resplock/c_api/) follow these limits: compile
+ * the library and every C file that includes those headers with the same values. */
 #ifndef RESPLOCK_CONFIG_H
 #define RESPLOCK_CONFIG_H
 

@@ -252,6 +252,7 @@ struct Totals {
     int failures = 0;  // violations where none may be
     int errors = 0;    // the trial could not do what it meant to
     int runs = 0;
+    std::int64_t started_us = now_us();
 };
 
 // One run: starts the row's topology and the workload, injects `faults` in that order, checks.
@@ -446,12 +447,14 @@ int self_test(const Options& o) {
     return missed == 0 && t.errors == 0 ? 0 : 1;
 }
 
-std::string table(const Totals& t, const Options& o, const std::string& command) {
+std::string table(const Totals& t, const std::string& command) {
     char date[32];
     const time_t now = time(nullptr);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    std::string out = "Generated " + std::string(date) + " by `" + command + "` (seed " +
-                      std::to_string(o.seed) + ", " + std::to_string(t.runs) + " runs).\n\n";
+    const long secs = static_cast<long>((now_us() - t.started_us) / 1000000);
+    std::string out = "Generated " + std::string(date) + " by `" + command + "` (" +
+                      std::to_string(t.runs) + " runs, " + std::to_string(secs / 60) + " min " +
+                      std::to_string(secs % 60) + " s).\n\n";
     std::vector<std::string> faults;
     for (int i = 0; i <= static_cast<int>(Fault::clock_jump); ++i)
         faults.push_back(to_string(static_cast<Fault>(i)));
@@ -519,7 +522,8 @@ int main(int argc, char** argv) {
     using namespace trial;
     Options o;
     o.seed = static_cast<unsigned>(now_us() % 1000000);
-    std::string command = "tests/trial/trial";
+    // The command that repeats this run, for the table (scripts/trial.sh adds --full).
+    std::string command = "scripts/trial.sh";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -537,8 +541,8 @@ int main(int argc, char** argv) {
             return usage(("unknown argument " + a).c_str());
         }
     }
-    // The command that repeats this run, for the table.
-    command += " --" + o.plan + " --seed " + std::to_string(o.seed);
+    if (o.plan != "full") command += " --" + o.plan;
+    command += " --seed " + std::to_string(o.seed);
     if (!o.only.empty()) command += " --only '" + o.only + "'";
     signal(SIGPIPE, SIG_IGN);
     std::printf("trial: %s, seed %u (repeat with --seed %u)\n", o.plan.c_str(), o.seed, o.seed);
@@ -570,7 +574,7 @@ int main(int argc, char** argv) {
             }
         }
     }
-    const std::string text = table(t, o, command);
+    const std::string text = table(t, command);
     std::printf("\n%s\n", text.c_str());
     if (!o.table.empty() && !write_table(o.table, text)) {
         std::fprintf(stderr, "trial: cannot write %s\n", o.table.c_str());

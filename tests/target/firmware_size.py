@@ -16,61 +16,9 @@ RAM exceeds --max-ram. Prints a table, then `name value unit` lines.
 
 import argparse
 import os
-import re
 import sys
 
-# An input section: " .text.name  0xADDR  0xSIZE  file", its name alone on the line before when
-# long. *fill* lines are alignment padding, attributed to no one.
-LINE = re.compile(r"^ (\S+)?\s+0x([0-9a-f]+)\s+0x([0-9a-f]+)\s+(\S.*)$")
-OUTPUT = re.compile(r"^(\.\S+)")
-RAM_SECTIONS = (".bss", ".noinit")
-NOT_LOADED = (".comment", ".ARM.attributes", ".debug", ".stab")
-
-
-def parse(path):
-    """Yields (output section, input section, size, file) for each kept input section."""
-    with open(path) as f:
-        lines = f.read().split("\n")
-    try:
-        start = lines.index("Linker script and memory map")
-    except ValueError:
-        raise SystemExit(f"{path}: not a GNU ld map (no 'Linker script and memory map')")
-    output = None
-    pending = None  # a long input section name whose address is on the next line
-    for line in lines[start + 1:]:
-        m = OUTPUT.match(line)
-        if m:
-            output = m.group(1)
-            pending = None
-            continue
-        if output is None:
-            continue
-        stripped = line.strip()
-        if line.startswith(" ") and stripped and " " not in stripped and stripped.startswith("."):
-            pending = stripped
-            continue
-        m = LINE.match(line)
-        if not m:
-            pending = None
-            continue
-        name = m.group(1) or pending
-        pending = None
-        if name is None or name == "*fill*":
-            continue
-        size = int(m.group(3), 16)
-        if size:
-            yield output, name, size, m.group(4).strip()
-
-
-def origin(path, library):
-    """library, runtime, or own, from an input file as the map names it: archive(member) or
-    object."""
-    archive = path.split("(")[0]
-    if os.path.basename(archive) == library:
-        return "library"
-    if "(" in path:
-        return "runtime"
-    return "own"
+from linkmap import in_flash, in_ram, loaded, occupied, origin, parse
 
 
 def main():
@@ -87,17 +35,14 @@ def main():
     flash = {"library": 0, "runtime": 0, "own": 0}
     ram = dict(flash)
     members = {}  # (origin, member) -> flash bytes
-    for output, _, size, path in parse(args.map):
-        if output.startswith(NOT_LOADED):
-            continue
-        who = origin(path, args.library)
-        member = os.path.basename(path)
-        if output.startswith(RAM_SECTIONS):
+    for section, size in occupied(s for s in parse(args.map) if loaded(s)):
+        who = origin(section.file, args.library)
+        member = os.path.basename(section.file)
+        if in_ram(section):
             ram[who] += size
+        if not in_flash(section):
             continue
         flash[who] += size
-        if output.startswith(".data"):
-            ram[who] += size
         members[(who, member)] = members.get((who, member), 0) + size
     if flash["library"] == 0:
         raise SystemExit(f"{args.map}: nothing from {args.library} was linked")

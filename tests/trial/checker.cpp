@@ -176,8 +176,9 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
     std::map<std::uint64_t, const Session*> by_number;
     for (const Session* s : fenced) {
         auto [it, fresh] = by_number.emplace(s->fence, s);
+        // Counted where the later of the two was acquired: that is when the number repeated.
         if (!fresh)
-            add(s->acquired_at, &PhaseResult::order,
+            add(std::max(s->acquired_at, it->second->acquired_at), &PhaseResult::order,
                 "order: " + s->token + " and " + it->second->token +
                     " got the same fencing number " + std::to_string(s->fence),
                 s->token, it->second->token);

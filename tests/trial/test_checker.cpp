@@ -143,6 +143,25 @@ TEST(fencing_numbers_out_of_real_time_order_or_repeated_are_found) {
     CHECK_EQ(total(trial::check(d.h, Mode::plain, one_phase()), &trial::PhaseResult::order), 0);
 }
 
+TEST(a_repeated_fencing_number_counts_where_it_was_issued_again) {
+    std::vector<Phase> phases = one_phase();
+    phases[0].end_us = 1000 * ms;
+    Phase second = phases[0];
+    second.fault = "restart-empty";
+    second.start_us = second.heal_us = 1000 * ms;
+    second.end_us = 5000 * ms;
+    phases.push_back(second);
+    // Tokens in both orders: the phase follows the times, not the tokens.
+    for (const char* late : {"a", "z"}) {
+        Builder b;
+        b.acquired(200, late[0] == 'a' ? "z" : "a", 46, 190, 200, 1000);
+        b.acquired(1200, late, 46, 1190, 1200, 1000);
+        const Verdict v = trial::check(b.h, Mode::fenced, phases);
+        CHECK_EQ(v.phases[0].order, 0);
+        CHECK_EQ(v.phases[1].order, 1);
+    }
+}
+
 TEST(a_fenced_resource_that_accepts_a_lower_number_is_found) {
     Builder b;
     b.wrote(200, "b", 20).wrote(300, "a", 10);

@@ -130,7 +130,7 @@ class Workload {
             options(args);
             if (g == 1) {
                 args.push_back(slow_clock ? "--slow-clock" : "--clock-jump-ms");
-                args.push_back(slow_clock ? "4" : std::to_string(2 * ttl_ms));
+                args.push_back(slow_clock ? "10" : std::to_string(2 * ttl_ms));
             }
             const std::vector<std::string> target = topo.client_target(g);
             args.insert(args.end(), target.begin(), target.end());
@@ -256,8 +256,8 @@ struct Totals {
 };
 
 // One run: starts the row's topology and the workload, injects `faults` in that order, checks.
-// The self-test's deliberate faults: group 1's client runs on a clock four times too slow (it
-// believes its locks valid four times too long), or the last fault is never healed. A sabotaged
+// The self-test's deliberate faults: group 1's clients run on a clock ten times too slow (they
+// believe their locks valid ten times too long, and renew them only after they expired), or the last fault is never healed. A sabotaged
 // run is expected to show violations: they are reported without their history, and do not count.
 enum class Sabotage { none, slow_clock, unhealed };
 
@@ -425,23 +425,32 @@ int self_test(const Options& o) {
         std::printf("self-test: %s: %s\n", what, caught ? "caught" : "MISSED");
         if (!caught) ++missed;
     };
-    // A client whose clock runs four times slow believes its lock valid four times too long.
-    Verdict v = run(o, single, Mode::plain, {}, o.seed, t, Sabotage::slow_clock);
-    int overlaps = 0, late = 0;
-    for (const PhaseResult& r : v.phases) {
-        overlaps += r.overlaps;
-        late += r.late;
+    auto sum = [](const Verdict& v, int PhaseResult::*count) {
+        int n = 0;
+        for (const PhaseResult& r : v.phases)
+            n += r.*count;
+        return n;
+    };
+    // Clients whose clock runs ten times slow. A violation needs another client to take the lock
+    // in the window a slow holder misjudges, which contention makes near certain but not sure:
+    // a run that shows none is repeated, at most twice more.
+    unsigned seed = o.seed;
+    Verdict v;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        v = run(o, single, Mode::plain, {}, seed++, t, Sabotage::slow_clock);
+        if (sum(v, &PhaseResult::overlaps) > 0 && sum(v, &PhaseResult::late) > 0) break;
     }
-    expect(overlaps > 0, "overlapping holders (a client with a slow clock)");
-    expect(late > 0, "writes after the lock ended (a client with a slow clock)");
+    expect(sum(v, &PhaseResult::overlaps) > 0, "overlapping holders (clients with a slow clock)");
+    expect(sum(v, &PhaseResult::late) > 0, "writes after the lock ended (clients with a slow clock)");
     // A resource that says it checks fencing numbers but accepts a lower one.
-    v = run(o, single, Mode::broken, {}, o.seed + 1, t, Sabotage::slow_clock);
-    int order = 0;
-    for (const PhaseResult& r : v.phases)
-        order += r.order;
-    expect(order > 0, "an older fencing number accepted after a newer one (a broken resource)");
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        v = run(o, single, Mode::broken, {}, seed++, t, Sabotage::slow_clock);
+        if (sum(v, &PhaseResult::order) > 0) break;
+    }
+    expect(sum(v, &PhaseResult::order) > 0,
+           "an older fencing number accepted after a newer one (a broken resource)");
     // A fault that is never healed: the server stays stopped.
-    v = run(o, single, Mode::plain, {Fault::pause_node}, o.seed + 2, t, Sabotage::unhealed);
+    v = run(o, single, Mode::plain, {Fault::pause_node}, seed++, t, Sabotage::unhealed);
     expect(!v.phases.empty() && !v.phases.back().live, "no acquisition after a fault (unhealed)");
     std::printf("self-test: %d of 4 kinds of violation caught\n", 4 - missed);
     return missed == 0 && t.errors == 0 ? 0 : 1;

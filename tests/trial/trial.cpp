@@ -257,8 +257,9 @@ struct Totals {
 
 // One run: starts the row's topology and the workload, injects `faults` in that order, checks.
 // The self-test's deliberate faults: group 1's clients run on a clock ten times too slow (they
-// believe their locks valid ten times too long, and renew them only after they expired), or the last fault is never healed. A sabotaged
-// run is expected to show violations: they are reported without their history, and do not count.
+// believe their locks valid ten times too long, and renew them only after they expired), or the
+// last fault is never healed. A sabotaged run is expected to show violations: they are reported
+// without their history, and do not count.
 enum class Sabotage { none, slow_clock, unhealed };
 
 // One run: starts the row's topology and the workload, injects `faults` in that order (none: the
@@ -441,7 +442,8 @@ int self_test(const Options& o) {
         if (sum(v, &PhaseResult::overlaps) > 0 && sum(v, &PhaseResult::late) > 0) break;
     }
     expect(sum(v, &PhaseResult::overlaps) > 0, "overlapping holders (clients with a slow clock)");
-    expect(sum(v, &PhaseResult::late) > 0, "writes after the lock ended (clients with a slow clock)");
+    expect(sum(v, &PhaseResult::late) > 0,
+           "writes after the lock ended (clients with a slow clock)");
     // A resource that says it checks fencing numbers but accepts a lower one.
     for (int attempt = 0; attempt < 3; ++attempt) {
         v = run(o, single, Mode::broken, {}, seed++, t, Sabotage::slow_clock);

@@ -37,8 +37,8 @@ std::int32_t port_random(void*, std::uint8_t*, std::size_t) {
     return -1;
 }
 
-const resplock_port_t port = {nullptr,    port_connect,  port_send,  port_recv,
-                              port_close, port_now_ms,   port_sleep_ms, port_random};
+const resplock_port_t port = {nullptr,    port_connect, port_send,     port_recv,
+                              port_close, port_now_ms,  port_sleep_ms, port_random};
 char buffer[512];
 // Each status is stored, so that no call's result is thrown away.
 volatile int sink;

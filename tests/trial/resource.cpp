@@ -1,6 +1,8 @@
 // The trial's resource: see resource.hpp.
 #include "resource.hpp"
 
+#include "resource_client.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -25,12 +27,6 @@ const char* to_string(Mode mode) {
             return "broken";
     }
     return "?";
-}
-
-std::int64_t now_us() {
-    timespec ts{};
-    clock_gettime(CLOCK_BOOTTIME, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
 }
 
 bool parse(const std::string& line, Event& e) {
@@ -96,7 +92,7 @@ std::int64_t Resource::note(char kind, const std::string& text) {
     e.kind = kind;
     e.line = std::string(1, kind) + " " + text;
     std::lock_guard<std::mutex> hold(mutex_);
-    e.at_us = now_us();
+    e.at_us = boot_us();
     history_.push_back(e);
     return e.at_us;
 }
@@ -112,7 +108,7 @@ std::string Resource::answer(const std::string& line) {
     if (e.kind == 'W' && mode_ == Mode::fenced && e.fence < highest_) e.refused = true;
     if (e.kind == 'W' && !e.refused && e.fence > highest_) highest_ = e.fence;
     std::lock_guard<std::mutex> hold(mutex_);
-    e.at_us = now_us();
+    e.at_us = boot_us();
     history_.push_back(e);
     return e.refused ? "refused" : "ok";
 }

@@ -22,9 +22,6 @@ enum class Mode { plain, fenced, broken };
 
 const char* to_string(Mode mode);
 
-// CLOCK_BOOTTIME in microseconds.
-std::int64_t now_us();
-
 class Resource {
   public:
     Resource(std::string path, Mode mode);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace trial {
@@ -46,6 +47,16 @@ std::int64_t boot_us() {
     (void)clock_gettime(CLOCK_MONOTONIC, &ts);
 #endif
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+bool parse_u64(const char* s, std::uint64_t& out) {
+    if (s == nullptr || *s < '0' || *s > '9') return false;
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0') return false;
+    out = v;
+    return true;
 }
 
 ResourceClient::~ResourceClient() {

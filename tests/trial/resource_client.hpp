@@ -18,6 +18,10 @@ namespace trial {
 // every process of the host, counting through a suspend). Never a port clock a test skews.
 std::int64_t boot_us();
 
+// Reads all of `s` as a whole decimal number (the programs' arguments, RESPLOCK_FENCE): false if
+// it is not one or does not fit 64 bits.
+bool parse_u64(const char* s, std::uint64_t& out);
+
 class ResourceClient {
   public:
     // How long one request and its reply may take, in all.

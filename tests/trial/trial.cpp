@@ -33,6 +33,7 @@
 #include "helpers.hpp"
 #include "process.hpp"
 #include "resource.hpp"
+#include "resource_client.hpp"
 #include "topology.hpp"
 
 namespace trial {
@@ -252,7 +253,7 @@ struct Totals {
     int failures = 0;  // violations where none may be
     int errors = 0;    // the trial could not do what it meant to
     int runs = 0;
-    std::int64_t started_us = now_us();
+    std::int64_t started_us = boot_us();
 };
 
 // One run: starts the row's topology and the workload, injects `faults` in that order, checks.
@@ -462,7 +463,7 @@ std::string table(const Totals& t, const std::string& command) {
     char date[32];
     const time_t now = time(nullptr);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    const long secs = static_cast<long>((now_us() - t.started_us) / 1000000);
+    const long secs = static_cast<long>((boot_us() - t.started_us) / 1000000);
     std::string out = "Generated " + std::string(date) + " by `" + command + "` (" +
                       std::to_string(t.runs) + " runs, " + std::to_string(secs / 60) + " min " +
                       std::to_string(secs % 60) + " s).\n\n";
@@ -532,7 +533,7 @@ int usage(const char* why) {
 int main(int argc, char** argv) {
     using namespace trial;
     Options o;
-    o.seed = static_cast<unsigned>(now_us() % 1000000);
+    o.seed = static_cast<unsigned>(boot_us() % 1000000);
     // The command that repeats this run, for the table (scripts/trial.sh adds --full).
     std::string command = "scripts/trial.sh";
     for (int i = 1; i < argc; ++i) {

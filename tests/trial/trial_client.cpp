@@ -167,19 +167,9 @@ struct Options {
     std::exit(exit_usage);
 }
 
-bool parse_u64(const char* s, std::uint64_t& out) {
-    if (s == nullptr || *s < '0' || *s > '9') return false;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    out = v;
-    return true;
-}
-
 std::uint32_t number(const char* option, const char* s, std::uint32_t lo, std::uint32_t hi) {
     std::uint64_t v = 0;
-    if (!parse_u64(s, v) || v < lo || v > hi) {
+    if (!trial::parse_u64(s, v) || v < lo || v > hi) {
         (void)std::fprintf(stderr,
                            "trial_client: %s: expected a whole number in %u..%u, got '%s'\n",
                            option, lo, hi, s == nullptr ? "" : s);
@@ -287,7 +277,7 @@ Options parse(int argc, char** argv) {
         } else if (opt == "--slow-clock") {
             o.slow = number("--slow-clock", value(), 2, 1000);
         } else if (opt == "--seed") {
-            if (!parse_u64(value(), o.seed)) usage("--seed: expected a whole number");
+            if (!trial::parse_u64(value(), o.seed)) usage("--seed: expected a whole number");
             o.has_seed = true;
         } else {
             usage("unknown option ", argv[i]);
@@ -429,9 +419,12 @@ class PlainHeld final : public Held {
     resplock::AcquireOptions options_;
 };
 
-class FairHeld final : public Held {
+// The fair and the quorum lock: no options, the lock's own calls.
+template <class L>
+class SimpleHeld final : public Held {
   public:
-    FairHeld(resplock::Connection& conn, const Options& o) : lock_(conn, o.key) {}
+    template <class... Args>
+    explicit SimpleHeld(Args&&... args) : lock_(std::forward<Args>(args)...) {}
     Status acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
                    std::uint64_t& fence) noexcept override {
         fence = 0;
@@ -446,28 +439,7 @@ class FairHeld final : public Held {
     std::string_view key() const noexcept override { return lock_.key(); }
 
   private:
-    resplock::FairLock lock_;
-};
-
-class QuorumHeld final : public Held {
-  public:
-    QuorumHeld(resplock::Connection* const* conns, std::size_t count, const Options& o)
-        : lock_(conns, count, o.key) {}
-    Status acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
-                   std::uint64_t& fence) noexcept override {
-        fence = 0;
-        return lock_.try_acquire(ttl_ms, wait_ms);
-    }
-    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept override {
-        return lock_.extend(ttl_ms, wait_ms);
-    }
-    Status release() noexcept override { return lock_.release(); }
-    std::uint32_t remaining_ms() const noexcept override { return lock_.remaining_ms(); }
-    std::string_view token() const noexcept override { return lock_.token(); }
-    std::string_view key() const noexcept override { return lock_.key(); }
-
-  private:
-    resplock::QuorumLock lock_;
+    L lock_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -631,13 +603,13 @@ std::unique_ptr<Worker> make_worker(Shared& shared, std::uint32_t i, std::uint64
             w->links.push_back(std::make_unique<Link>(o, o.ports[k]));
             conns[k] = w->links.back()->conn.get();
         }
-        w->held = std::make_unique<QuorumHeld>(conns, o.ports.size(), o);
+        w->held = std::make_unique<SimpleHeld<resplock::QuorumLock>>(conns, o.ports.size(), o.key);
     } else {
         // Through a Sentinel the router finds the node; config.port is not used.
         w->links.push_back(std::make_unique<Link>(o, o.ports[0]));
         resplock::Connection& conn = *w->links.back()->conn;
         if (o.fair) {
-            w->held = std::make_unique<FairHeld>(conn, o);
+            w->held = std::make_unique<SimpleHeld<resplock::FairLock>>(conn, o.key);
         } else {
             w->held = std::make_unique<PlainHeld>(conn, o);
         }

@@ -37,16 +37,6 @@ bool has_space(const char* s) {
     return std::strpbrk(s, " \t\r\n") != nullptr;
 }
 
-bool parse_u64(const char* s, std::uint64_t& out) {
-    if (s == nullptr || *s < '0' || *s > '9') return false;
-    char* end = nullptr;
-    errno = 0;
-    const unsigned long long v = std::strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0') return false;
-    out = v;
-    return true;
-}
-
 void sleep_ms(unsigned ms) {
     const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
     (void)nanosleep(&ts, nullptr);
@@ -58,7 +48,7 @@ int main(int argc, char** argv) {
     if (argc != 4) return usage("expected 3 arguments");
     const char* path = argv[1];
     std::uint64_t ms = 0;
-    if (!parse_u64(argv[2], ms) || ms > 86400000U) return usage("MS: expected milliseconds");
+    if (!trial::parse_u64(argv[2], ms) || ms > 86400000U) return usage("MS: expected milliseconds");
     const char* tag = argv[3];
     if (*tag == '\0' || has_space(tag)) return usage("TAG: expected a word");
     const char* token = std::getenv("RESPLOCK_TOKEN");
@@ -66,7 +56,7 @@ int main(int argc, char** argv) {
         return usage("RESPLOCK_TOKEN is not set (run under `resplock run`)");
     std::uint64_t fence = 0;
     const char* fence_text = std::getenv("RESPLOCK_FENCE");
-    if (fence_text != nullptr && !parse_u64(fence_text, fence))
+    if (fence_text != nullptr && !trial::parse_u64(fence_text, fence))
         return usage("RESPLOCK_FENCE is not a number");
 
     trial::ResourceClient resource;

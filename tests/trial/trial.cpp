@@ -145,17 +145,18 @@ class Workload {
     Workload(const Workload&) = delete;
     Workload& operator=(const Workload&) = delete;
 
-    bool running() const { return lib_[0]->pid() > 0 && lib_[1]->pid() > 0; }
+    // Whether both library client processes started.
+    bool started() const { return lib_[0]->pid() > 0 && lib_[1]->pid() > 0; }
 
     // SIGSTOP (or SIGCONT) of group 0's library process and of its `resplock run` (not its
     // COMMAND: resplock must stop it by itself).
     void pause_clients(bool pause) {
         const int sig = pause ? SIGSTOP : SIGCONT;
-        kill(lib_[0]->pid(), sig);
+        signal_pid(lib_[0]->pid(), sig);
         if (pause) paused_cli_ = cli_pid_[0].load();
-        if (paused_cli_ > 0) kill(paused_cli_, sig);
+        signal_pid(paused_cli_, sig);
     }
-    void jump_clock() { kill(lib_[1]->pid(), SIGUSR1); }
+    void jump_clock() { signal_pid(lib_[1]->pid(), SIGUSR1); }
 
     // Ends the workload: SIGTERM to every client, then waits for them. Returns the library
     // clients' exit codes (0 each when they stopped cleanly).
@@ -166,13 +167,13 @@ class Workload {
         std::string report;
         for (int g = 0; g < 2; ++g) {
             const pid_t p = cli_pid_[g].load();
-            if (p > 0) kill(p, SIGTERM);
+            signal_pid(p, SIGTERM);
         }
         for (auto& t : loops_)
             if (t.joinable()) t.join();
         for (int g = 0; g < 2; ++g) {
-            kill(lib_[g]->pid(), SIGCONT);
-            kill(lib_[g]->pid(), SIGTERM);
+            signal_pid(lib_[g]->pid(), SIGCONT);
+            signal_pid(lib_[g]->pid(), SIGTERM);
             // Process::wait counts from the start of the process.
             const support::Result r = lib_[g]->wait(support::seconds_since(started_) + 15);
             if (r.code != 0)
@@ -183,6 +184,11 @@ class Workload {
     }
 
   private:
+    // kill(pid, sig) for one process only: a pid of 0 or -1 (a process that never started, or
+    // was reaped) would signal the whole process group, or every process of the user.
+    static void signal_pid(pid_t pid, int sig) {
+        if (pid > 0) kill(pid, sig);
+    }
     void options(std::vector<std::string>& args) const {
         if (row_.fencing && mode_ != Mode::plain) args.push_back("--fence");
         if (row_.fair) args.push_back("--fair");
@@ -293,6 +299,12 @@ Verdict run(const Options& o, const Row& row, Mode mode, std::vector<Fault> faul
     {
         Resource resource(socket, mode);
         Workload work(o.paths, *topo, row, mode, socket, seed, sabotage == Sabotage::slow_clock);
+        if (!work.started()) {
+            std::printf("ERROR: could not start the library clients\n");
+            ++totals.errors;
+            std::system(("rm -rf " + std::string(dir)).c_str());
+            return v;
+        }
         support::sleep_ms(1500);  // the clients start and contend
         const std::int64_t origin = resource.note('Q', "start");
         Phase first;

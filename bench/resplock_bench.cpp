@@ -143,8 +143,9 @@ std::int32_t stamped_send(void* ctx, const std::uint8_t* data, std::size_t len,
     return g_send_stamp.send(ctx, data, len, timeout_ms);
 }
 
-// One lock over the POSIX port with the 512-byte buffer the README recommends; with stamp, its
-// sends go through stamped_send.
+// One lock over the POSIX port; with stamp, its sends go through stamped_send. Its buffer holds
+// lock_options_buffer_min() bytes: the wake strategy's EVAL of the options' acquire script (462
+// bytes of script) does not fit the 512 bytes that suffice for the plain lock.
 resplock_port_t posix_port(resplock_posix_t& net, bool stamp = false) {
     resplock_port_t port{};
     if (resplock_posix_port_init(&net, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
@@ -159,7 +160,7 @@ struct OurClient {
     resplock_posix_t net{};
     resplock_port_t port;
     resplock::ConnectionConfig cfg;
-    char buf[512];
+    char buf[1024];
     resplock::Connection conn;
     resplock::Lock lock;
 

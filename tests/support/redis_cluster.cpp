@@ -321,12 +321,28 @@ bool RedisCluster::stabilize(unsigned slot, std::size_t from, std::size_t to) {
 
 bool RedisCluster::unserve(unsigned slot) {
     // On every node: one that kept the slot in its table would go on redirecting to the node it
-    // knew, and views that disagree could outlive the test.
-    bool all = true;
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        all = nodes_[i]->cli({"CLUSTER", "DELSLOTS", std::to_string(slot)}) == "OK" && all;
-    }
-    return all;
+    // knew, and views that disagree could outlive the test. Until no node's view has an owner for
+    // it: a node whose table no longer holds the slot takes it back from the gossip of a node
+    // that has not deleted it yet (a replica's ping carries its master's slots), so one round
+    // can leave a node redirecting to an owner that no longer claims the slot.
+    auto owned_anywhere = [&] {
+        for (std::size_t i = 0; i < nodes_.size(); ++i) {
+            if (!up(i)) continue;
+            for (const std::string& line : view(i)) {
+                if (parse_line(line).serves(slot)) return true;
+            }
+        }
+        return false;
+    };
+    return wait_until(
+        [&] {
+            for (std::size_t i = 0; i < nodes_.size(); ++i) {
+                if (up(i)) (void)nodes_[i]->cli({"CLUSTER", "DELSLOTS", std::to_string(slot)});
+            }
+            sleep_ms(200);  // a gossip round in flight may still bring it back
+            return !owned_anywhere();
+        },
+        20);
 }
 
 bool RedisCluster::serve(unsigned slot, std::size_t owner) {

@@ -84,7 +84,8 @@ class RedisCluster {
     bool migrate(unsigned slot, std::size_t from, std::size_t to);
     // Ends such a move without moving anything: CLUSTER SETSLOT slot STABLE on both.
     bool stabilize(unsigned slot, std::size_t from, std::size_t to);
-    // Takes `slot` from every node's table (CLUSTER DELSLOTS on each): served by none, the
+    // Takes `slot` from every node's table (CLUSTER DELSLOTS on each, again until no node's view
+    // has an owner for it, up to 20 s): served by none, the
     // cluster is down (cluster_state:fail everywhere: every keyed command is answered
     // -CLUSTERDOWN) until serve() gives it back.
     bool unserve(unsigned slot);

@@ -56,13 +56,13 @@
 
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
-#include "resplock/variants/lock_options.hpp"
 
 // Internal (src/core, on this program's include path): the owner script, so that the bench
 // loads and calls exactly the script the library sends.
-#include "core/lock_rules.hpp"
+#include "core/lua_scripts.hpp"
 
 namespace {
 

@@ -8,26 +8,29 @@ set(RESPLOCK_VERSION
     0.2.0
 )
 
-# What every lock needs: the RESP codec, the connection, the plain lock and the rules all lock
-# kinds share. Exactly what the Cortex-M4 core budget measures (tests/target).
+# What every lock kind builds on: the RESP codec, the connection, the plain lock and the rules all
+# lock kinds share (validity, held state, tokens, scripts, the wait). A firmware links only the
+# functions it calls; the Cortex-M4 core budget counts those of a plain-lock firmware, from its
+# link map (tests/target).
 set(RESPLOCK_CORE_SOURCES
     src/core/resp.cpp
     src/core/connection.cpp
+    src/core/validity.cpp
+    src/core/token.cpp
+    src/core/script.cpp
+    src/core/retry.cpp
+    src/core/companion.cpp
     src/core/lock.cpp
-    src/core/lock_rules.cpp
 )
 
 # Optional lock semantics and routers (src/ha/: Redis Sentinel, Cluster): each object is linked
 # only if the program calls it.
 set(RESPLOCK_VARIANT_SOURCES
-    src/variants/lock_options.cpp
     src/variants/reentrant_lock.cpp
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
     src/variants/observer.cpp
     src/variants/fair_lock.cpp
-    src/variants/replicas.cpp
-    src/variants/companion.cpp
     src/ha/cluster.cpp
     src/ha/sentinel.cpp
 )

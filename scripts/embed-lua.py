@@ -7,8 +7,10 @@ generated header that is committed, so that a build needs neither Python nor thi
     src/core/lua/*.lua      ->  src/core/lua_scripts.hpp      (the core's: only src/core includes)
     src/variants/lua/*.lua  ->  src/variants/lua_scripts.hpp  (the variants')
 
-The file NAME.lua becomes `inline constexpr Script NAME_script = {"<sha1>", "<text>"};` in
-namespace resplock::detail (Script: src/core/script.hpp). The text is the file with its comments
+The file NAME.lua becomes `inline constexpr Script NAME_script` in namespace resplock::detail
+(Script: src/core/script.hpp), whose SHA1 and text are arrays of their own (NAME_sha1, NAME_text):
+with -fdata-sections each is a section of its own, so a firmware links only the scripts its calls
+send (string literals would share one section per object, kept whole). The text is the file with its comments
 removed and every run of whitespace (newlines included) collapsed to one space, none at either
 end; strings are copied as written. Nothing else is rewritten: the text keeps every token and
 every separator the file has, so write the code as compactly as it should be sent, and spread it
@@ -179,9 +181,12 @@ def header(folder, guard, scripts):
     ]
     for name, rel, text, sha1 in scripts:
         out += ["", "// %s (%d bytes)" % (rel, len(text))]
-        out += ["inline constexpr Script %s_script = {" % name, '    "%s",' % sha1]
+        out += ['inline constexpr char %s_sha1[] = "%s";' % (name, sha1),
+                "inline constexpr char %s_text[] =" % name]
         lines = cxx_lines(text)
-        out += ["    " + line for line in lines[:-1]] + ["    " + lines[-1] + "};"]
+        out += ["    " + line for line in lines[:-1]] + ["    " + lines[-1] + ";"]
+        out += ["inline constexpr Script %s_script = {{%s_sha1, %d}, {%s_text, %d}};"
+                % (name, name, len(sha1), name, len(text))]
     out += ["", "}  // namespace resplock::detail", "// clang-format on", "",
             "#endif  // " + guard, ""]
     return "\n".join(out)

@@ -3,7 +3,7 @@
 #include "resplock/c_api/options.h"
 
 #include "c_api/handles.hpp"
-#include "resplock/variants/lock_options.hpp"
+#include "resplock/core/lock_options.hpp"
 
 using resplock::AcquireOptions;
 using resplock::Lock;

@@ -1,7 +1,7 @@
 // Redis Cluster redirections (see resplock/ha/cluster.hpp).
 #include "resplock/ha/cluster.hpp"
 
-#include "core/lock_rules.hpp"
+#include "core/outcome.hpp"
 #include "ha/decimal.hpp"
 #include "resplock/core/event.h"
 #include "resplock/core/observer.hpp"

@@ -1,7 +1,7 @@
 // The Sentinel router (see resplock/ha/sentinel.hpp).
 #include "resplock/ha/sentinel.hpp"
 
-#include "core/lock_rules.hpp"
+#include "core/outcome.hpp"
 #include "ha/decimal.hpp"
 
 namespace resplock {

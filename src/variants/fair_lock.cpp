@@ -4,8 +4,11 @@
 
 #include <cstring>
 
-#include "core/lock_rules.hpp"
-#include "resplock/core/observer.hpp"
+#include "core/lua_scripts.hpp"
+#include "core/outcome.hpp"
+#include "core/retry.hpp"
+#include "core/script.hpp"
+#include "core/token.hpp"
 #include "variants/lua_scripts.hpp"
 
 namespace resplock {
@@ -80,14 +83,20 @@ FairLock::FairLock(Connection& conn, std::string_view key) noexcept
 
 // What a wait keeps between its attempts.
 struct FairLock::Wait {
+    FairLock& lock;
+    const Names& names;
+    std::uint32_t ttl_ms;
+    std::uint32_t entry_ms;        // how long the queue keeps an entry that is not refreshed
+    std::uint32_t refresh_ms;      // the pause after busy: a waiter refreshes its entry this often
+    char op;                       // 't' (one attempt) or 'a' (attempt and queue)
     std::uint32_t sent_at = 0;     // send time of the last attempt answered busy
     std::int64_t holder_ttl = -1;  // the PTTL that answer carried
+    Status last = Status::busy;    // the last attempt's status
     bool joined = false;           // an attempt with op 'a' was answered: there is an entry
-    bool blpop = true;             // false once the server refused BLPOP
+    bool refused = false;          // the server refused BLPOP: sleep from then on
 };
 
-Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
-                         Wait& w) noexcept {
+Status FairLock::attempt(char op, Wait& w) noexcept {
     const resplock_port_t& port = connection().port();
     char ttl_text[10];
     char entry_text[10];
@@ -95,18 +104,19 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
                                  {},
                                  "3"sv,
                                  key(),
-                                 names.queue(),
-                                 names.entries(),
+                                 w.names.queue(),
+                                 w.names.entries(),
                                  {&op, 1},
                                  token(),
-                                 {ttl_text, resp::format_decimal(ttl_ms, ttl_text)},
-                                 {entry_text, resp::format_decimal(entry_ms, entry_text)},
-                                 names.prefix()};
+                                 {ttl_text, resp::format_decimal(w.ttl_ms, ttl_text)},
+                                 {entry_text, resp::format_decimal(w.entry_ms, entry_text)},
+                                 w.names.prefix()};
     if (!detail::eval_fits(connection(), fair_script, args, 11)) return Status::too_large;
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     Status s = detail::eval(connection(), fair_script, args, 11, reply,
                             Deadline::after(port, connection().config().timeout_ms));
+    Validity& validity = lock_.hold().validity();
     if (s == Status::ok) {
         const resp::Value* v = reply.values;
         if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
@@ -119,7 +129,7 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
             }
             // Held: KEY holds this token with that PTTL, read after this request was sent.
             if (v[1].integer == 1 && v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
-                lock_.validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+                validity.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
                 return Status::ok;
             }
         }
@@ -133,38 +143,35 @@ Status FairLock::attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, 
         }
         if (!detail::may_have_run(connection(), s, true)) return s;
     }
-    lock_.validity_.end();  // the token stays (release() may undo the script's work), no validity
+    validity.end();  // the token stays (release() may undo the script's work), no validity
     return s;
 }
 
-Status FairLock::block(Wait& w, const Names& names, std::uint32_t ms) noexcept {
-    const resplock_port_t& port = connection().port();
-    // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
-    char seconds[16];
-    std::size_t len = resp::format_decimal(ms / 1000, seconds, 10);
-    seconds[len++] = '.';
-    const std::uint32_t frac = ms % 1000;
-    seconds[len++] = static_cast<char>('0' + frac / 100);
-    seconds[len++] = static_cast<char>('0' + frac / 10 % 10);
-    seconds[len++] = static_cast<char>('0' + frac % 10);
-    const std::string_view args[3] = {"BLPOP"sv, names.wake(), {seconds, len}};
-    resp::Reply reply;
-    const Status s = connection().command(
-        args, 3, reply,
-        Deadline::after(port, ms + detail::blpop_late_ms + connection().config().timeout_ms));
-    if (s == Status::ok) {
-        const resp::Value* v = reply.values;
-        // [wake list, item]: only a hand-off pushes it, after setting KEY to this token.
-        if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
-            v[1].is(resp::Type::bulk_string) && v[1].equals(names.wake())) {
-            return Status::ok;
-        }
-        return Status::busy;  // nil: the block timed out (anything else: the next attempt tells)
+Status FairLock::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
+    auto& w = *static_cast<Wait*>(wait);
+    Connection& conn = w.lock.connection();
+    const resplock_port_t& port = conn.port();
+    // A block may end up to blpop_late_ms after its timeout: it is cut to end before the
+    // holder's PTTL and the wait run out (an attempt follows it).
+    std::uint32_t bound = until.remaining(port);
+    if (w.holder_ttl >= 0 && w.holder_ttl < bound) bound = static_cast<std::uint32_t>(w.holder_ttl);
+    std::uint32_t blocked = ms;
+    if (blocked + detail::blpop_late_ms > bound)
+        blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
+    if (w.last != Status::busy || !w.joined || w.refused || blocked == 0) {
+        port.sleep_ms(port.ctx, ms);  // not queued, or no time to block: a plain pause
+        return Status::busy;
     }
-    // An error reply (NOPERM from an ACL, an old server refusing a decimal timeout): sleep from
-    // now on in this wait.
-    if (connection().request_sent() && !connection().error_text().empty()) w.blpop = false;
-    return s;
+    const std::uint32_t start = port.now_ms(port.ctx);
+    // Only a hand-off pushes to this waiter's wake list, after setting KEY to its token.
+    if (detail::block(conn, w.names.wake(), blocked, until, w.refused) == Status::ok) {
+        // Handed over after the attempt answered busy, which was sent at w.sent_at.
+        w.lock.lock_.hold().validity().start(w.sent_at, w.ttl_ms);
+        return Status::ok;
+    }
+    const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
+    if (w.refused && elapsed < ms) port.sleep_ms(port.ctx, ms - elapsed);
+    return Status::busy;
 }
 
 Status FairLock::acquire(std::uint32_t ttl_ms) noexcept {
@@ -175,92 +182,47 @@ Status FairLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
     if (key().empty() || !detail::valid_ttl(ttl_ms) || wait_ms > max_ttl_ms || held()) {
         return Status::invalid_argument;
     }
-    const resplock_port_t& port = connection().port();
     char fresh[token_len];
-    if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
-    std::memcpy(lock_.token_, fresh, token_len);
-    lock_.token_len_ = token_len;
-    lock_.validity_.end();
+    if (detail::random_token(connection().port(), fresh) != Status::ok) {
+        return Status::random_failed;
+    }
+    Hold& hold = lock_.hold();
+    hold.keep({fresh, token_len});
     const Names names(base(), token());
 
-    const Deadline deadline = Deadline::after(port, wait_ms);
     std::uint32_t refresh = ttl_ms / 4;  // 0 for a TTL under 4 ms: then 1
     if (refresh > fair_refresh_max_ms) refresh = fair_refresh_max_ms;
     if (refresh == 0) refresh = 1;
     // An entry outlives the block that follows its refresh (one span and Redis's tick) and a
     // span more for the next refresh to arrive; a waiter whose refresh comes later than that is
     // taken for dead and loses its place (it joins again at the end).
-    const std::uint32_t entry_ms = 2 * refresh + detail::blpop_late_ms;
-    const char op = wait_ms == 0 ? 't' : 'a';
-    std::uint32_t backoff = RESPLOCK_RETRY_MIN_MS;
-    Wait w;
-    Status s = Status::busy;
-    for (std::uint32_t n = 1;; ++n) {
-        s = attempt(op, ttl_ms, entry_ms, names, w);
-        if (s == Status::ok) return s;
-        if (!detail::retryable(s)) {
-            if (!detail::may_have_run(connection(), s, true)) lock_.token_len_ = 0;
-            return s;
-        }
-        std::uint32_t left = deadline.remaining(port);
-        if (left == 0) break;
-        // Not executed (no connection, LOADING, BUSY): back off and try again.
-        std::uint32_t pause = backoff;
-        if (s == Status::busy) {
-            pause = refresh < left ? refresh : left;
-            const std::int64_t holder = w.holder_ttl;
-            if (holder >= 0 && holder < pause) pause = static_cast<std::uint32_t>(holder);
-            if (holder == -2) pause = 0;  // KEY just expired: attempt again at once
-        } else {
-            backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
-            if (pause > left) pause = left;
-        }
-        if (const Observer* observer = connection().config().observer) {
-            observer->report({RESPLOCK_EVENT_retry, static_cast<resplock_status_t>(s), n, pause,
-                              key().data(), key().size()});
-        }
-        if (pause == 0) continue;
-        // The block may end up to detail::blpop_late_ms after its timeout: it must still end before
-        // the holder's PTTL and the wait run out, or the waiter sleeps instead (an attempt
-        // follows).
-        std::uint32_t bound = left;
-        if (w.holder_ttl >= 0 && w.holder_ttl < bound) {
-            bound = static_cast<std::uint32_t>(w.holder_ttl);
-        }
-        std::uint32_t blocked = pause;
-        if (blocked + detail::blpop_late_ms > bound)
-            blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
-        if (s == Status::busy && w.joined && w.blpop && blocked > 0) {
-            const std::uint32_t start = port.now_ms(port.ctx);
-            if (block(w, names, blocked) == Status::ok) {
-                // Handed over after the attempt answered busy, which was sent at w.sent_at.
-                lock_.validity_.start(w.sent_at, ttl_ms);
-                return Status::ok;
-            }
-            const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
-            if (!w.blpop && elapsed < pause) port.sleep_ms(port.ctx, pause - elapsed);
-        } else {
-            port.sleep_ms(port.ctx, pause);
-        }
-        if (deadline.overdue(port) > detail::late_wake_ms) break;
-    }
-    if (!w.joined) {
-        lock_.token_len_ = 0;
-        return s;
-    }
-    // The wait ran out: leave the queue (taking the lock if it was handed over meanwhile).
-    const Status left = attempt('l', ttl_ms, entry_ms, names, w);
-    if (left == Status::ok) return left;
-    if (left == Status::busy) {
-        lock_.token_len_ = 0;
+    Wait w{*this,   names,
+           ttl_ms,  2 * refresh + detail::blpop_late_ms,
+           refresh, wait_ms == 0 ? 't' : 'a'};
+    static constexpr detail::Acquirer acquirer = {
+        [](void* ctx) {
+            auto& a = *static_cast<Wait*>(ctx);
+            a.last = a.lock.attempt(a.op, a);
+            return a.last;
+        },
+        [](void* ctx) { return static_cast<Wait*>(ctx)->holder_ttl; },
+        [](void* ctx) { return static_cast<Wait*>(ctx)->refresh_ms; }, &FairLock::pause};
+    const Status s = detail::retry(connection(), key(), wait_ms, acquirer, &w);
+    if (s == Status::ok) return s;
+    if (detail::retryable(s) && w.joined) {
+        // The wait ran out: leave the queue (taking the lock if it was handed over meanwhile).
+        const Status left = attempt('l', w);
+        if (left == Status::ok) return left;
+        if (left == Status::busy || !detail::may_have_run(connection(), left, true)) hold.drop();
         return left;
     }
-    if (!detail::may_have_run(connection(), left, true)) lock_.token_len_ = 0;
-    return left;
+    // Not queued, or a failure: the token stays only if the script may have run with it.
+    if (detail::retryable(s) || !detail::may_have_run(connection(), s, true)) hold.drop();
+    return s;
 }
 
 Status FairLock::release() noexcept {
-    if (key().empty() || lock_.token_len_ == 0) return Status::invalid_argument;
+    if (key().empty() || token().empty()) return Status::invalid_argument;
     const Names names(base(), token());
     std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue(), names.entries(),
                                  "r"sv, token(), "0"sv, "0"sv, names.prefix()};
@@ -273,8 +235,8 @@ Status FairLock::release() noexcept {
                          Deadline::after(connection().port(), connection().config().timeout_ms)),
             reply, false);
     }
-    lock_.validity_.end();
-    if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.drop();
+    lock_.hold().validity().end();
+    if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.hold().drop();
     return s;
 }
 

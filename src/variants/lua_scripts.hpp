@@ -12,8 +12,8 @@
 namespace resplock::detail {
 
 // src/variants/lua/fair.lua (989 bytes)
-inline constexpr Script fair_script = {
-    "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7",
+inline constexpr char fair_sha1[] = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
+inline constexpr char fair_text[] =
     "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') local "
     "n=c[1]*1000+math.floor(c[2]/1000) local function g(m) while true do local "
     "w=r('lpop',k[2]) if not w then return end local e=r('hget',k[3],w) r('hdel',k[3],w) if e "
@@ -25,51 +25,40 @@ inline constexpr Script fair_script = {
     "then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end if v==t then return "
     "{1,r('pttl',k[1])} end if o=='a' then if not r('hget',k[3],t) then r('rpush',k[2],t) end "
     "r('hset',k[3],t,(n+a[4])..':'..a[3]) for i=2,3 do if r('pttl',k[i])<tonumber(a[4]) then "
-    "r('pexpire',k[i],a[4]) end end end return {0,r('pttl',k[1])}"};
-
-// src/variants/lua/options_acquire.lua (462 bytes)
-inline constexpr Script options_acquire_script = {
-    "61429715f14556dea4eeee434d0ac26b51123643",
-    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o=a[3] and k[2] "
-    "local t=o and r('pttl',o) or -2 if t==-2 and r('set',k[1],a[1],'nx','px',a[2]) then if o "
-    "then r('set',o,a[1],'px',a[3]) end local f=k[o and 3 or 2] if not f then return 0 end "
-    "local s=r('time') local c=s[1]*1000000+s[2] if (tonumber(r('get',f) or 0) or c)<c then "
-    "r('set',f,string.format('%.0f',c)) else r('incr',f) end return r('get',f) end return "
-    "{math.max(t,r('pttl',k[1]))}"};
-
-// src/variants/lua/options_release.lua (160 bytes)
-inline constexpr Script options_release_script = {
-    "bbdb698c6b97f01e8d686165c74d747ab585f97e",
-    "local k,r=KEYS,redis.call local v=r('get',k[1]) if v~=ARGV[1] then return v and -1 or 0 "
-    "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1"};
+    "r('pexpire',k[i],a[4]) end end end return {0,r('pttl',k[1])}";
+inline constexpr Script fair_script = {{fair_sha1, 40}, {fair_text, 989}};
 
 // src/variants/lua/reentrant_acquire.lua (250 bytes)
-inline constexpr Script reentrant_acquire_script = {
-    "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3",
+inline constexpr char reentrant_acquire_sha1[] = "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3";
+inline constexpr char reentrant_acquire_text[] =
     "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y~='none' and (y~='hash' "
     "or r('hexists',k,o)<1) then return r('pttl',k) end local "
     "m=math.max(ARGV[2],r('hget',k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return "
-    "{r('hincrby',k,o,1),m}"};
+    "{r('hincrby',k,o,1),m}";
+inline constexpr Script reentrant_acquire_script = {{reentrant_acquire_sha1, 40}, {reentrant_acquire_text, 250}};
 
 // src/variants/lua/reentrant_extend.lua (236 bytes)
-inline constexpr Script reentrant_extend_script = {
-    "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e",
+inline constexpr char reentrant_extend_sha1[] = "1c4ae5faf4ddbf4062190d5a5fe147af14bfa90e";
+inline constexpr char reentrant_extend_text[] =
     "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
     "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local "
-    "m=math.max(ARGV[2],r('hget',k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return m"};
+    "m=math.max(ARGV[2],r('hget',k,'') or 0) r('hset',k,'',m) r('pexpire',k,m) return m";
+inline constexpr Script reentrant_extend_script = {{reentrant_extend_sha1, 40}, {reentrant_extend_text, 236}};
 
 // src/variants/lua/reentrant_query.lua (143 bytes)
-inline constexpr Script reentrant_query_script = {
-    "fe82d83f63f68afc7821a867fc7865b0c31cb17e",
+inline constexpr char reentrant_query_sha1[] = "fe82d83f63f68afc7821a867fc7865b0c31cb17e";
+inline constexpr char reentrant_query_text[] =
     "local k,o,r=KEYS[1],ARGV[1],redis.call local c=0 if o and r('type',k).ok=='hash' then "
-    "c=tonumber(r('hget',k,o)) or 0 end return {c,r('pttl',k)}"};
+    "c=tonumber(r('hget',k,o)) or 0 end return {c,r('pttl',k)}";
+inline constexpr Script reentrant_query_script = {{reentrant_query_sha1, 40}, {reentrant_query_text, 143}};
 
 // src/variants/lua/reentrant_release.lua (211 bytes)
-inline constexpr Script reentrant_release_script = {
-    "344e084f8992ca5ac8c0f4939276a8f416fe8cdf",
+inline constexpr char reentrant_release_sha1[] = "344e084f8992ca5ac8c0f4939276a8f416fe8cdf";
+inline constexpr char reentrant_release_text[] =
     "local k,o,r=KEYS[1],ARGV[1],redis.call local y=r('type',k).ok if y=='none' then return -2 "
     "end if y~='hash' or r('hexists',k,o)<1 then return -1 end local c=r('hincrby',k,o,-1) if "
-    "c<1 then r('del',k) end return c"};
+    "c<1 then r('del',k) end return c";
+inline constexpr Script reentrant_release_script = {{reentrant_release_sha1, 40}, {reentrant_release_text, 211}};
 
 }  // namespace resplock::detail
 // clang-format on

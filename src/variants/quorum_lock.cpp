@@ -2,7 +2,11 @@
 
 #include <cstring>
 
-#include "core/lock_rules.hpp"
+#include "core/lua_scripts.hpp"
+#include "core/outcome.hpp"
+#include "core/retry.hpp"
+#include "core/script.hpp"
+#include "core/token.hpp"
 
 namespace resplock {
 
@@ -25,32 +29,35 @@ Deadline later(const Connection& c, Deadline deadline) noexcept {
 
 }  // namespace
 
-QuorumLock::QuorumLock(Connection* const* conns, std::size_t count, std::string_view key) noexcept
-    : conns_{}, key_{}, token_{} {
-    if (conns == nullptr || count == 0 || count > RESPLOCK_MAX_SERVERS || key.empty() ||
-        key.size() > sizeof key_) {
-        return;
-    }
+// Whether conns[0..count) may serve one quorum lock: 1..RESPLOCK_MAX_SERVERS connections, none
+// null, and no two on one connection or on one port context (which holds one transport
+// connection): that would put two requests in flight on one transport.
+bool QuorumLock::servers_valid(Connection* const* conns, std::size_t count) noexcept {
+    if (conns == nullptr || count == 0 || count > RESPLOCK_MAX_SERVERS) return false;
     for (std::size_t i = 0; i < count; ++i) {
-        // Two entries on one connection, or on one port context (which holds one transport
-        // connection), would put two requests in flight on one transport.
-        if (conns[i] == nullptr) return;
+        if (conns[i] == nullptr) return false;
         const resplock_port_t& port = conns[i]->port();
         for (std::size_t j = 0; j < i; ++j) {
             const resplock_port_t& other = conns[j]->port();
             if (conns[j] == conns[i] || (other.ctx == port.ctx && other.connect == port.connect)) {
-                return;
+                return false;
             }
         }
+    }
+    return true;
+}
+
+QuorumLock::QuorumLock(Connection* const* conns, std::size_t count, std::string_view key) noexcept
+    : conns_{}, hold_(servers_valid(conns, count) ? key : std::string_view{}) {
+    if (hold_.key().empty()) return;
+    for (std::size_t i = 0; i < count; ++i) {
         conns_[i] = conns[i];
     }
-    std::memcpy(key_, key.data(), key.size());
-    key_len_ = key.size();
     count_ = count;
 }
 
 std::uint32_t QuorumLock::remaining_ms() const noexcept {
-    return count_ == 0 ? 0U : validity_.remaining(conns_[0]->port());
+    return count_ == 0 ? 0U : hold_.validity().remaining(conns_[0]->port());
 }
 
 std::uint32_t QuorumLock::wait_for(std::uint32_t ttl_ms) const noexcept {
@@ -156,8 +163,7 @@ Status QuorumLock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options) 
     char buf[max_token_len];
     const std::string_view fresh = detail::owned_token(port, options.owner, buf);
     if (fresh.empty()) return Status::random_failed;
-    std::memcpy(token_, fresh.data(), fresh.size());
-    token_len_ = fresh.size();
+    hold_.keep(fresh);
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     std::string_view args[6] = {"SET"sv, key(), token(), "NX"sv, "PX"sv, {ttl_text, ttl_len}};
@@ -171,17 +177,17 @@ Status QuorumLock::acquire(std::uint32_t ttl_ms, const AcquireOptions& options) 
         granted_ += status[i] == Status::ok ? 1U : 0U;
         busy += status[i] == Status::busy ? 1U : 0U;
     }
-    validity_.start(started, ttl_ms);
+    hold_.validity().start(started, ttl_ms);
     if (granted_ >= quorum() && held()) return Status::ok;
 
     // Not held: take back every key this token may have set, on every server, so that a
     // minority of stray keys does not block others until their TTL ends.
-    validity_.end();
+    hold_.validity().end();
     const Status s = granted_ >= quorum()       ? Status::timeout
                      : count_ - busy < quorum() ? Status::busy
                                                 : most_common_failure(status);
     remove(wait, status);
-    token_len_ = 0;
+    hold_.drop();
     return s;
 }
 
@@ -203,16 +209,16 @@ Status QuorumLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
                                                       auto& a = *static_cast<Attempt*>(ctx);
                                                       return a.lock.acquire(a.ttl_ms, a.options);
                                                   },
-                                                  nullptr, nullptr};
+                                                  nullptr, nullptr, nullptr};
     return detail::retry(*conns_[0], key(), wait_ms, acquirer, &attempt);
 }
 
 Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    if (count_ == 0 || token_len_ == 0 || !detail::valid_ttl(ttl_ms))
+    if (count_ == 0 || token().empty() || !detail::valid_ttl(ttl_ms))
         return Status::invalid_argument;
     std::uint32_t wait = wait_for(ttl_ms);
     if (wait_ms < wait) wait = wait_ms > 0 ? wait_ms : 1U;  // round() reads 0 as no bound
-    if (!validity_.bounds_renewal(conns_[0]->port(), wait)) return Status::expired;
+    if (!hold_.validity().bounds_renewal(conns_[0]->port(), wait)) return Status::expired;
     const resplock_port_t& port = conns_[0]->port();
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
@@ -229,25 +235,25 @@ Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept 
         other = other || status[i] == Status::not_owner;
     }
     if (granted_ >= quorum()) {
-        validity_.start(started, ttl_ms);
+        hold_.validity().start(started, ttl_ms);
         if (held()) return Status::ok;
-        validity_.end();
+        hold_.validity().end();
         return Status::timeout;
     }
     if (count_ - lost < quorum()) {
-        validity_.end();
+        hold_.validity().end();
         return other ? Status::not_owner : Status::expired;
     }
     // Some servers did not confirm: the renewal may or may not have run there.
-    validity_.renewal_unconfirmed(started, ttl_ms);
+    hold_.validity().renewal_unconfirmed(started, ttl_ms);
     return most_common_failure(status);
 }
 
 Status QuorumLock::release() noexcept {
-    if (count_ == 0 || token_len_ == 0) return Status::invalid_argument;
+    if (count_ == 0 || token().empty()) return Status::invalid_argument;
     Status status[RESPLOCK_MAX_SERVERS];
     remove(0, status);
-    validity_.end();
+    hold_.validity().end();
     std::size_t answered = 0;
     bool deleted = false;
     bool other = false;
@@ -257,7 +263,7 @@ Status QuorumLock::release() noexcept {
         other = other || status[i] == Status::not_owner;
     }
     if (answered < quorum()) return most_common_failure(status);
-    token_len_ = 0;
+    hold_.drop();
     return deleted ? Status::ok : other ? Status::not_owner : Status::expired;
 }
 
@@ -287,7 +293,7 @@ Status QuorumLock::query(LockInfo& info) noexcept {
             if (ttl < 0 || (seen[j].ttl_ms >= 0 && seen[j].ttl_ms < ttl)) ttl = seen[j].ttl_ms;
         }
         if (same >= quorum()) {
-            const bool mine = token_len_ != 0 && seen[i].value == token();
+            const bool mine = !token().empty() && seen[i].value == token();
             info = {mine ? LockState::held_by_me : LockState::held_by_other, ttl};
             break;
         }
@@ -299,9 +305,7 @@ Status QuorumLock::adopt(std::string_view token) noexcept {
     if (count_ == 0 || token.empty() || token.size() > max_token_len) {
         return Status::invalid_argument;
     }
-    std::memcpy(token_, token.data(), token.size());
-    token_len_ = token.size();
-    validity_.end();
+    hold_.keep(token);
     return Status::ok;
 }
 

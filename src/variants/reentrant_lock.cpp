@@ -1,8 +1,10 @@
 #include "resplock/variants/reentrant_lock.hpp"
 
-#include <cstring>
-
-#include "core/lock_rules.hpp"
+#include "core/lua_scripts.hpp"
+#include "core/outcome.hpp"
+#include "core/retry.hpp"
+#include "core/script.hpp"
+#include "core/token.hpp"
 #include "variants/lua_scripts.hpp"
 
 namespace resplock {
@@ -53,19 +55,12 @@ std::size_t reentrant_buffer_min() noexcept {
     return longest_request;
 }
 
-// key_ and owner_ are read only up to key_len_ and owner_len_.
-// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
-// cppcheck-suppress uninitMemberVar
 ReentrantLock::ReentrantLock(Connection& conn, std::string_view key,
                              std::string_view owner) noexcept
-    : conn_(conn) {
-    if (key.empty() || key.size() > sizeof key_ || owner.size() > sizeof owner_) return;
-    std::memcpy(key_, key.data(), key.size());
-    key_len_ = key.size();
-    if (!owner.empty()) std::memcpy(owner_, owner.data(), owner.size());
-    owner_len_ = static_cast<std::uint8_t>(owner.size());
+    : conn_(conn), hold_(owner.size() <= max_token_len ? key : std::string_view{}) {
+    // The owner id is the hold's token for the object's whole life.
+    if (!hold_.key().empty() && !owner.empty()) hold_.keep(owner);
 }
-// NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
 Status ReentrantLock::acquire(std::uint32_t ttl_ms) noexcept {
     std::int64_t holder_ttl = -1;
@@ -73,13 +68,12 @@ Status ReentrantLock::acquire(std::uint32_t ttl_ms) noexcept {
 }
 
 Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) noexcept {
-    if (key_len_ == 0 || !valid_ttl(ttl_ms)) return Status::invalid_argument;
+    if (key().empty() || !valid_ttl(ttl_ms)) return Status::invalid_argument;
     const resplock_port_t& port = conn_.port();
-    if (owner_len_ == 0) {
+    if (owner().empty()) {
         char fresh[token_len];
         if (detail::random_token(port, fresh) != Status::ok) return Status::random_failed;
-        std::memcpy(owner_, fresh, token_len);
-        owner_len_ = token_len;
+        hold_.keep({fresh, token_len});
     }
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
@@ -102,7 +96,7 @@ Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) no
             // when the key had expired and was made anew).
             levels_ = levels_ < count_ ? levels_ + 1 : count_;
             unsure_ = false;
-            validity_.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+            hold_.validity().start(sent_at, static_cast<std::uint32_t>(v[2].integer));
             return Status::ok;
         }
         s = Status::protocol_error;
@@ -114,7 +108,7 @@ Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) no
     // re-entry keeps its validity, since the script never shortens the PTTL.
     if (levels_ == 0) {
         unsure_ = true;
-        validity_.end();
+        hold_.validity().end();
     }
     return s;
 }
@@ -131,7 +125,7 @@ Status ReentrantLock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) n
             a.holder_ttl = -1;
             return a.lock.attempt(a.ttl_ms, a.holder_ttl);
         },
-        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; }, nullptr};
+        [](void* ctx) { return static_cast<Attempt*>(ctx)->holder_ttl; }, nullptr, nullptr};
     return detail::retry(conn_, key(), wait_ms, acquirer, &state);
 }
 
@@ -163,7 +157,7 @@ Status ReentrantLock::owner_result(Status s, const resp::Reply& reply,
 }
 
 Status ReentrantLock::release() noexcept {
-    if (key_len_ == 0 || token().empty()) return Status::invalid_argument;
+    if (key().empty() || token().empty()) return Status::invalid_argument;
     const std::string_view extra[1] = {owner()};
     resp::Reply reply;
     std::int64_t left = 0;
@@ -178,19 +172,19 @@ Status ReentrantLock::release() noexcept {
         // It may have run: count the level as released rather than risk taking it twice, and
         // claim no validity, since the key may be gone.
         if (levels_ > 0) --levels_;
-        validity_.end();
+        hold_.validity().end();
     } else {
         return s;  // not sent, or the hold is known lost (owner_result dropped it)
     }
     unsure_ = false;
-    if (levels_ == 0) validity_.end();
+    if (levels_ == 0) hold_.validity().end();
     return s;
 }
 
 Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    if (key_len_ == 0 || token().empty() || !valid_ttl(ttl_ms)) return Status::invalid_argument;
+    if (key().empty() || token().empty() || !valid_ttl(ttl_ms)) return Status::invalid_argument;
     if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
-    if (!validity_.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
+    if (!hold_.validity().bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
     const resplock_port_t& port = conn_.port();
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
@@ -202,15 +196,15 @@ Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
                                   reply, applied);
     if (s != Status::ok) return s;
     if (applied < 1 || applied > max_ttl_ms) return Status::protocol_error;
-    validity_.start(sent_at, static_cast<std::uint32_t>(applied));
+    hold_.validity().start(sent_at, static_cast<std::uint32_t>(applied));
     return s;
 }
 
 Status ReentrantLock::query(ReentrantInfo& info) noexcept {
-    if (key_len_ == 0) return Status::invalid_argument;
+    if (key().empty()) return Status::invalid_argument;
     const std::string_view extra[1] = {owner()};
     resp::Reply reply;
-    const Status s = run(query_op, extra, owner_len_ == 0 ? 0 : 1, reply,
+    const Status s = run(query_op, extra, owner().empty() ? 0 : 1, reply,
                          Deadline::after(conn_.port(), conn_.config().timeout_ms));
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
@@ -231,7 +225,7 @@ void ReentrantLock::drop() noexcept {
     levels_ = 0;
     count_ = 0;
     unsure_ = false;
-    validity_.end();
+    hold_.validity().end();
 }
 
 }  // namespace resplock

@@ -1,7 +1,7 @@
 #include "resplock/variants/renewer.hpp"
 
-#include "core/lock_rules.hpp"
 #include "resplock/core/observer.hpp"
+#include "resplock/core/validity.hpp"
 
 namespace resplock {
 

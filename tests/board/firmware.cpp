@@ -14,8 +14,8 @@
 #include "lwip/priv/tcp_priv.h"  // lwIP's pcb lists, for the leak check of the last step
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/ports/lwip_raw.h"
-#include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/renewer.hpp"
 #ifdef BOARD_TLS
 #include "mbedtls/memory_buffer_alloc.h"

@@ -32,10 +32,10 @@
 
 #include "fuzz_check.hpp"
 #include "fuzz_server.hpp"
+#include "resplock/core/companion.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/ports/mock.hpp"
-#include "resplock/variants/companion.hpp"
-#include "resplock/variants/lock_options.hpp"
 
 using resplock::AcquireOptions;
 using resplock::Connection;

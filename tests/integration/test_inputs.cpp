@@ -17,10 +17,10 @@
 #include "process.hpp"
 #include "redis_server.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
-#include "resplock/variants/lock_options.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"

@@ -15,9 +15,9 @@
 #include "check.hpp"
 #include "lock_cases.hpp"
 #include "ports.hpp"
+#include "resplock/core/companion.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/ports/posix.h"
-#include "resplock/variants/companion.hpp"
-#include "resplock/variants/lock_options.hpp"
 
 namespace {
 

@@ -28,12 +28,12 @@
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/ha/cluster.hpp"
 #include "resplock/ha/sentinel.hpp"
 #include "resplock/ports/posix.h"
-#include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/renewer.hpp"
 
 // ---- counting allocator ----

@@ -16,9 +16,9 @@
 #include "redis_server.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/ports/posix.h"
-#include "resplock/variants/lock_options.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 
 #ifndef RESPLOCK_CLI

@@ -98,15 +98,19 @@ struct resplock_sz_i64_probe {
      (size_t)RESPLOCK_MAX_REPLY_VALUES * RESPLOCK_SZ_VALUE /* values_ */ \
      + RESPLOCK_SZ_PARSER)                                 /* parser_ */
 
-/* resplock::Lock, up to token_: conn_ (a reference), key_, key_len_ (size_t), token_. */
-#define RESPLOCK_SZ_LOCK_TOKEN \
-    (RESPLOCK_SZ_THEN(sizeof(void*) + RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN)
-/* resplock::Lock, up to validity_: token_len_ (size_t), validity_. */
-#define RESPLOCK_SZ_LOCK_VALIDITY \
-    (RESPLOCK_SZ_THEN(RESPLOCK_SZ_LOCK_TOKEN, size_t) + RESPLOCK_SZ_VALIDITY)
-/* resplock::Lock: check_ (a pointer), replicas_ and acknowledged_ (uint8_t). */
+/* resplock::Hold: key_, key_len_ (size_t), token_, token_len_ (size_t), validity_. */
+#define RESPLOCK_SZ_HOLD                                                                          \
+    RESPLOCK_SZ_ALIGN(                                                                            \
+        RESPLOCK_SZ_THEN(RESPLOCK_SZ_THEN(RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN, \
+                         size_t) +                                                                \
+            RESPLOCK_SZ_VALIDITY,                                                                 \
+        sizeof(size_t))
+/* Offset of a Hold after a pointer (a Connection reference). */
+#define RESPLOCK_SZ_PTR_HOLD (RESPLOCK_SZ_ALIGN(sizeof(void*), sizeof(size_t)) + RESPLOCK_SZ_HOLD)
+/* resplock::Lock: conn_ (a reference), hold_, check_ (a pointer), replicas_ and acknowledged_
+ * (uint8_t). */
 #define RESPLOCK_LOCK_STORAGE \
-    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_LOCK_VALIDITY, void*) + 2, sizeof(void*))
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_PTR_HOLD, void*) + 2, sizeof(void*))
 
 /* A connection to one Redis server. Opaque: use only through the functions below. */
 typedef struct resplock_conn {

@@ -12,7 +12,7 @@
  *
  * Each option uses a companion key in KEY's cluster slot: {KEY}:fence, {KEY}:once, {KEY}:wake
  * for a key without a hash tag, KEY:fence... for a key with one (locks:{job}:fence); see
- * resplock/variants/companion.hpp. These requests are longer than a plain lock's: with a
+ * resplock/core/companion.hpp. These requests are longer than a plain lock's: with a
  * key of RESPLOCK_MAX_KEY_LEN bytes they need a larger buffer than resplock_lock_buffer_min(),
  * and a request that does not fit returns too_large without being sent. */
 #ifndef RESPLOCK_OPTIONS_H

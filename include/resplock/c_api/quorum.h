@@ -27,19 +27,16 @@
 extern "C" {
 #endif
 
-/* resplock::QuorumLock, up to token_: conns_ (RESPLOCK_MAX_SERVERS pointers), count_ (size_t),
- * key_, key_len_ (size_t), token_. */
-#define RESPLOCK_SZ_QUORUM_TOKEN                                                               \
-    (RESPLOCK_SZ_THEN(                                                                         \
-         (size_t)RESPLOCK_MAX_SERVERS * sizeof(void*) + sizeof(size_t) + RESPLOCK_MAX_KEY_LEN, \
-         size_t) +                                                                             \
-     RESPLOCK_MAX_TOKEN_LEN)
-/* Storage size of resplock::QuorumLock (see lock.h for how the sizes follow config.h): then
- * token_len_ and granted_ (size_t), validity_. */
-#define RESPLOCK_QUORUM_STORAGE                                                             \
-    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_QUORUM_TOKEN, size_t) + sizeof(size_t) + \
-                          RESPLOCK_SZ_VALIDITY,                                             \
-                      sizeof(void*))
+/* Storage size of resplock::QuorumLock (see lock.h for how the sizes follow config.h): conns_
+ * (RESPLOCK_MAX_SERVERS pointers), count_ (size_t), hold_, granted_ (size_t). */
+#define RESPLOCK_QUORUM_STORAGE                                                              \
+    RESPLOCK_SZ_ALIGN(                                                                       \
+        RESPLOCK_SZ_THEN(                                                                    \
+            RESPLOCK_SZ_ALIGN((size_t)RESPLOCK_MAX_SERVERS * sizeof(void*) + sizeof(size_t), \
+                              sizeof(size_t)) +                                              \
+                RESPLOCK_SZ_HOLD,                                                            \
+            size_t),                                                                         \
+        sizeof(void*))
 
 /* A quorum lock on one key over several connections. Opaque. */
 typedef struct resplock_quorum {

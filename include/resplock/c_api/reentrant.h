@@ -25,16 +25,11 @@
 extern "C" {
 #endif
 
-/* resplock::ReentrantLock, up to unsure_: conn_ (a reference), key_, key_len_ (size_t), owner_
- * (RESPLOCK_MAX_TOKEN_LEN chars), owner_len_ (uint8_t), unsure_ (bool). */
-#define RESPLOCK_SZ_REENTRANT_FLAGS \
-    (RESPLOCK_SZ_THEN(sizeof(void*) + RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN + 2)
-/* Storage size of resplock::ReentrantLock (see lock.h for how the sizes follow config.h): then
- * levels_ and count_ (uint32_t), validity_. */
-#define RESPLOCK_REENTRANT_STORAGE                                                            \
-    RESPLOCK_SZ_ALIGN(                                                                        \
-        RESPLOCK_SZ_THEN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_REENTRANT_FLAGS, uint32_t), uint32_t) + \
-            RESPLOCK_SZ_VALIDITY,                                                             \
+/* Storage size of resplock::ReentrantLock (see lock.h for how the sizes follow config.h): conn_
+ * (a reference), hold_, unsure_ (bool), levels_ and count_ (uint32_t). */
+#define RESPLOCK_REENTRANT_STORAGE                                                        \
+    RESPLOCK_SZ_ALIGN(                                                                    \
+        RESPLOCK_SZ_THEN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_PTR_HOLD + 1, uint32_t), uint32_t), \
         sizeof(void*))
 
 /* A reentrant lock on one key over one connection. Opaque. */

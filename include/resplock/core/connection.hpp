@@ -45,7 +45,8 @@ struct Deadline {
     std::uint32_t at_ms;
 
     // `ms` from now; more than max_span_ms counts as max_span_ms.
-    static Deadline after(const resplock_port_t& port, std::uint32_t ms) noexcept {
+    __attribute__((always_inline)) static Deadline after(const resplock_port_t& port,
+                                                         std::uint32_t ms) noexcept {
         return after(port.now_ms(port.ctx), ms);
     }
     // `ms` from the port time now_ms (a reading the caller needs as well: one clock read).
@@ -53,7 +54,8 @@ struct Deadline {
         return {now_ms + (ms < max_span_ms ? ms : max_span_ms)};
     }
     // Milliseconds left (0 once passed).
-    std::uint32_t remaining(const resplock_port_t& port) const noexcept {
+    __attribute__((always_inline)) std::uint32_t remaining(
+        const resplock_port_t& port) const noexcept {
         const auto left = static_cast<std::int32_t>(at_ms - port.now_ms(port.ctx));
         return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
     }

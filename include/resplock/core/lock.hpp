@@ -10,6 +10,7 @@
 
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
+#include "resplock/core/hold.hpp"
 #include "resplock/core/status.hpp"
 
 namespace resplock {
@@ -21,60 +22,12 @@ struct LockInfo {
     std::int64_t ttl_ms = -2;  // the key's PTTL: remaining ms, -1 if it has no TTL, -2 if absent
 };
 
-// Largest TTL accepted (2^31 - 1 ms, about 24.8 days): keeps every clock span wrap-safe.
-inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
-// Characters of a token this library makes (hex of RESPLOCK_TOKEN_BYTES random bytes).
-inline constexpr std::size_t token_len = std::size_t{2} * RESPLOCK_TOKEN_BYTES;
-// Longest owner label a token may carry (AcquireOptions::owner): RESPLOCK_MAX_OWNER_LEN.
-inline constexpr std::size_t max_owner_len = RESPLOCK_MAX_OWNER_LEN;
-// Whether `c` may stand in an owner label: A-Z a-z 0-9 . _ - (never the ':' that ends a label).
-constexpr bool owner_label_char(char c) noexcept {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-}
-// Longest token adopt() accepts and a lock keeps: 40 characters (the most random hex any build
-// makes), after an owner label and ':' when labels are enabled.
-inline constexpr std::size_t max_token_len = max_owner_len == 0 ? 40 : max_owner_len + 1 + 40;
 // Smallest connection buffer that fits every request a Lock sends with a key of
 // RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
 std::size_t lock_buffer_min() noexcept;
 
-// How long a holder may rely on a lock it was granted: the TTL, minus the time since the request
-// that set it was sent, minus a clock-drift allowance of ttl/100 + 2 ms.
-// Kept as a start time and a span, and read as span - (now - start) in unsigned arithmetic, so a
-// lapsed validity never comes back when the 32-bit clock wraps; once read as run out it stays
-// run out, however far the clock goes on.
-class Validity {
-  public:
-    // Granted (or renewed) by a request sent at port time from_ms with this TTL.
-    void start(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
-    // A renewal sent at from_ms whose outcome is unknown: it may or may not have run, so the
-    // validity ends at the earlier of the old end and the new one.
-    void renewal_unconfirmed(std::uint32_t from_ms, std::uint32_t ttl_ms) noexcept;
-    void end() noexcept { known_ = false; }
-    // Whether a validity was granted since the last end() (it may have run out since).
-    bool known() const noexcept { return known_; }
-    // Milliseconds left on the port's clock; 0 once run out or when not known.
-    std::uint32_t remaining(const resplock_port_t& port) const noexcept;
-    // For a renewal about to be sent: false once this validity has run out (the lock is then
-    // expired, and a renewal confirmed now would be of no use); else lowers wait_ms to the
-    // validity left, when it is known, so that no renewal is awaited past it.
-    bool bounds_renewal(const resplock_port_t& port, std::uint32_t& wait_ms) const noexcept {
-        if (!known_) return true;  // unknown (an adopted token): the renewal goes out
-        const std::uint32_t left = remaining(port);
-        if (left < wait_ms) wait_ms = left;
-        return left > 0;
-    }
-
-  private:
-    std::uint32_t from_ms_ = 0;  // port clock when the granting request was sent
-    std::uint32_t span_ms_ = 0;  // usable validity from then
-    bool known_ = false;
-    mutable bool lapsed_ = false;  // set by remaining() once it reads 0
-};
-
 // Options of one acquisition (fencing numbers, once per interval, wake on release): see
-// "resplock/variants/lock_options.hpp", which defines it. Lock's calls that take one are
+// "resplock/core/lock_options.hpp", which defines it. Lock's calls that take one are
 // implemented there too, so a firmware that never uses them does not link them.
 struct AcquireOptions;
 
@@ -130,8 +83,8 @@ class Lock {
     Status query(LockInfo& info) noexcept;
 
     // acquire() / try_acquire() / release() with options (see AcquireOptions, in
-    // "resplock/variants/lock_options.hpp"); defined apart from the plain calls, so a firmware
-    // that does not use them does not link them. `fence`
+    // "resplock/core/lock_options.hpp"); a firmware that does not call them links none of their
+    // code (each function is its own section, dropped at link time when unused). `fence`
     // receives the fencing number, only on ok, when options.fence is set (it must then not be
     // null). Without fence and once_per_ms, acquire() is the plain one; try_acquire() is too
     // unless wake is set. With them, one script does the whole attempt in one round trip, and
@@ -155,24 +108,24 @@ class Lock {
 
     // Milliseconds this holder may still rely on the lock: ttl - (now - time the acquire or
     // extend request was sent) - drift, where drift = ttl/100 + 2 ms. 0 when not held.
-    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
-    bool held() const noexcept { return remaining_ms() > 0; }
+    std::uint32_t remaining_ms() const noexcept { return hold_.validity().remaining(conn_.port()); }
+    __attribute__((always_inline)) bool held() const noexcept { return remaining_ms() > 0; }
 
-    // Replica acknowledgement (src/variants/replicas.cpp, linked only by a program that calls
-    // this): with `replicas` >= 1, every acquisition that succeeds (acquire and try_acquire, with
-    // or without options) and every extend that succeeds is followed by WAIT replicas <ms>, its
-    // timeout half of what is left of the call's deadline (the rest is for its reply). The call
-    // then succeeds only if at least `replicas` replicas acknowledged; otherwise an acquisition
-    // releases the lock again (owner-checked, within the connection's timeout; the token is kept
-    // only if that release failed) and an extend keeps no more validity than the lock had before
-    // it (the earlier of the old end and the new one), and both return not_replicated; an error
-    // reply to WAIT returns its status, and a reply that is not a count protocol_error, with the
-    // same clean-up. The WAIT runs on the very connection that carried the write
-    // (Connection::follow_up): if that link is gone, the write counts as not acknowledged.
-    // Through a router the write must also be confirmed by it (Connection::confirm_write: a
-    // Sentinel's master must still be the one the sentinels name), with the same clean-up and
-    // not_replicated when it is not, whether or not replicas were asked for. 0 turns it off (the
-    // default). Returns ok, or invalid_argument (over max_replicas: nothing changes).
+    // Replica acknowledgement (linked only by a program that calls this or uses a Router): with
+    // `replicas` >= 1, every acquisition that succeeds (acquire and try_acquire, with or without
+    // options) and every extend that succeeds is followed by WAIT replicas <ms>, its timeout half
+    // of what is left of the call's deadline (the rest is for its reply). The call then succeeds
+    // only if at least `replicas` replicas acknowledged; otherwise an acquisition releases the lock
+    // again (owner-checked, within the connection's timeout; the token is kept only if that release
+    // failed) and an extend keeps no more validity than the lock had before it (the earlier of the
+    // old end and the new one), and both return not_replicated; an error reply to WAIT returns its
+    // status, and a reply that is not a count protocol_error, with the same clean-up. The WAIT runs
+    // on the very connection that carried the write (Connection::follow_up): if that link is gone,
+    // the write counts as not acknowledged. Through a router the write must also be confirmed by it
+    // (Connection::confirm_write: a Sentinel's master must still be the one the sentinels name),
+    // with the same clean-up and not_replicated when it is not, whether or not replicas were asked
+    // for. 0 turns it off (the default). Returns ok, or invalid_argument (over max_replicas:
+    // nothing changes).
     Status set_replicas(std::uint32_t replicas) noexcept;
     // How many replicas acknowledged the last WAIT (0 before any, when its reply was not a count,
     // or when no time was left to send it), at most max_replicas.
@@ -185,49 +138,50 @@ class Lock {
     // extend keeps no more validity than the lock had before it, and the connection is closed so
     // that the next command finds its node afresh (through a router: the current master).
     // Installed as a pointer by set_replicas() and, for every lock on its connection, by a
-    // Router, so that a firmware with neither links none of it (replicas.cpp).
+    // Router, so that a firmware with neither links none of it.
     using WriteCheck = Status (*)(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
                                   std::uint32_t wait_ms) noexcept;
     static WriteCheck write_check() noexcept;
 
     // The token of the current or last attempted hold; empty when there is none.
-    std::string_view token() const noexcept { return {token_, token_len_}; }
-    std::string_view key() const noexcept { return {key_, key_len_}; }
+    std::string_view token() const noexcept { return hold_.token(); }
+    std::string_view key() const noexcept { return hold_.key(); }
     Connection& connection() const noexcept { return conn_; }
+    // The key, token and validity, for a lock kind built on a Lock (FairLock: its queue's script
+    // grants and hands over the lock that extend() and query() then act on).
+    Hold& hold() noexcept { return hold_; }
 
   private:
-    friend class FairLock;  // a Lock taken and given up through the fair lock's queue
+    struct OptionsWait;  // one wait of try_acquire() with options
 
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
     // 1 release, 2 extend; its reply awaited up to wait_ms from now.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                       std::uint32_t wait_ms) noexcept;
     Status owner_result(Status s, const resp::Reply& reply, bool key_only = true) noexcept;
-    // Keeps `token` (token_len bytes) after an acquisition request sent at sent_at that returned
-    // s (ok, or an outcome that may have set the key); claims validity only on ok. Its
-    // labelled form keeps a token of any length up to max_token_len (lock_options.cpp).
-    Status keep(const char* token, std::uint32_t ttl_ms, std::uint32_t sent_at, Status s) noexcept;
-    void keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
-              Status s) noexcept;
-    // One attempt of acquire() with a token labelled with `owner` (lock_options.cpp).
-    Status acquire_owned(std::uint32_t ttl_ms, std::string_view owner) noexcept;
-    void drop() noexcept;
+    // SET key token NX PX ttl_ms, one attempt of acquire() with `token` (fresh, and labelled
+    // when AcquireOptions::owner asks for it).
+    Status set(std::uint32_t ttl_ms, std::string_view token) noexcept;
+    // After an acquisition request with `token`, sent at sent_at, that returned s (ok, or an
+    // outcome that may have set the key): keeps the token; on ok starts the validity and runs
+    // the write check, whose answer it returns.
+    Status keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
+                Status s) noexcept;
+    // One attempt of try_acquire() with options that need the acquire script, and its pause.
+    Status options_attempt(OptionsWait& w) noexcept;
+    static Status options_pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
     // After an acquisition (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to
     // go, that returned s: s, or, when s is ok and a write check is installed, its answer.
     Status confirmed(Status s, std::uint32_t sent_at, std::uint32_t ttl_ms,
                      std::uint32_t wait_ms) noexcept {
         return s == Status::ok && check_ != nullptr ? check_(*this, sent_at, ttl_ms, wait_ms) : s;
     }
-    // The write check (replicas.cpp).
+    // The write check: the replicas' WAIT, then the router's confirmation.
     static Status settle(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
                          std::uint32_t wait_ms) noexcept;
 
     Connection& conn_;
-    char key_[RESPLOCK_MAX_KEY_LEN];
-    std::size_t key_len_ = 0;
-    char token_[max_token_len];
-    std::size_t token_len_ = 0;
-    Validity validity_;
+    Hold hold_;
     // Null unless set_replicas() asked for acknowledgements or the connection has a router: a
     // pointer, so that a firmware with neither links none of it.
     WriteCheck check_ = nullptr;

@@ -113,7 +113,8 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
 // Writes the decimal digits of `value` to out (no terminator) and returns how many (1..10), or 0
 // when they need more than `capacity` bytes (nothing is written then).
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept;
-inline std::size_t format_decimal(std::uint32_t value, char (&out)[10]) noexcept {
+inline __attribute__((always_inline)) std::size_t format_decimal(std::uint32_t value,
+                                                                 char (&out)[10]) noexcept {
     return format_decimal(value, out, sizeof out);
 }
 

@@ -2,7 +2,7 @@
 // live waiter. KEY stays a string holding the holder's token (a plain Lock on the same key sees a
 // fair holder as busy and the other way round; the plain owner script releases and extends it).
 // Next to KEY the server keeps, in KEY's cluster slot (BASE is companion_prefix(KEY), see
-// resplock/variants/companion.hpp):
+// resplock/core/companion.hpp):
 //   BASE:q        a list of the waiters' tokens, in arrival order;
 //   BASE:w        a hash: token -> "expiry:ttl", the entry's expiry on the server's clock (TIME)
 //                 and the TTL that waiter asked for;
@@ -29,11 +29,11 @@
 #include <cstdint>
 #include <string_view>
 
+#include "resplock/core/companion.hpp"
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
-#include "resplock/variants/companion.hpp"
 
 namespace resplock {
 
@@ -91,9 +91,10 @@ class FairLock {
   private:
     struct Wait;
     class Names;
-    Status attempt(char op, std::uint32_t ttl_ms, std::uint32_t entry_ms, const Names& names,
-                   Wait& w) noexcept;
-    Status block(Wait& w, const Names& names, std::uint32_t ms) noexcept;
+    // One run of the queue's script with `op` for this wait's token.
+    Status attempt(char op, Wait& w) noexcept;
+    // The pause between attempts: a block on the wake list once queued, else a sleep.
+    static Status pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
 
     char base_[RESPLOCK_MAX_KEY_LEN + companion_prefix_extra];

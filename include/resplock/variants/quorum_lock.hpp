@@ -16,8 +16,8 @@
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/core/status.hpp"
-#include "resplock/variants/lock_options.hpp"
 
 namespace resplock {
 
@@ -117,8 +117,8 @@ class QuorumLock {
     bool held() const noexcept { return remaining_ms() > 0; }
 
     // The token of the current hold; empty when there is none.
-    std::string_view token() const noexcept { return {token_, token_len_}; }
-    std::string_view key() const noexcept { return {key_, key_len_}; }
+    std::string_view token() const noexcept { return hold_.token(); }
+    std::string_view key() const noexcept { return hold_.key(); }
     // Confirmations needed: count/2 + 1 (0 for an invalid lock).
     std::size_t quorum() const noexcept { return count_ == 0 ? 0U : count_ / 2 + 1; }
     // Servers that confirmed the last acquire or extend.
@@ -126,6 +126,7 @@ class QuorumLock {
 
   private:
     enum class Op : std::uint8_t { set, extend, release, query };
+    static bool servers_valid(Connection* const* conns, std::size_t count) noexcept;
     // What a query found on one server: its value (null data: none) and PTTL.
     struct Seen {
         std::string_view value;
@@ -144,12 +145,8 @@ class QuorumLock {
 
     Connection* conns_[RESPLOCK_MAX_SERVERS];
     std::size_t count_ = 0;  // 0: invalid
-    char key_[RESPLOCK_MAX_KEY_LEN];
-    std::size_t key_len_ = 0;
-    char token_[max_token_len];
-    std::size_t token_len_ = 0;  // 0: no token
+    Hold hold_;              // no key unless the servers are valid
     std::size_t granted_ = 0;
-    Validity validity_;
 };
 
 }  // namespace resplock

@@ -97,19 +97,19 @@ class ReentrantLock {
     // Milliseconds this holder may still rely on the lock: ttl - (now - time the confirming
     // acquire or extend request was sent) - drift, where ttl is the TTL the server applied and
     // drift = ttl/100 + 2 ms. 0 when not held.
-    std::uint32_t remaining_ms() const noexcept { return validity_.remaining(conn_.port()); }
+    std::uint32_t remaining_ms() const noexcept { return hold_.validity().remaining(conn_.port()); }
     bool held() const noexcept { return remaining_ms() > 0; }
     // This owner id's count on the server from the last reply that carried it (acquire,
     // release, query); 0 after a reply showing the key lost.
     std::uint32_t count() const noexcept { return count_; }
     // The owner id: the one given, or the random one made by the first acquire; empty before it.
-    std::string_view owner() const noexcept { return {owner_, owner_len_}; }
+    std::string_view owner() const noexcept { return hold_.token(); }
     // The owner id while this object holds the lock or an acquisition's outcome is unknown;
     // empty otherwise (e.g. once every level this object acquired has been released).
     std::string_view token() const noexcept {
         return levels_ > 0 || unsure_ ? owner() : std::string_view();
     }
-    std::string_view key() const noexcept { return {key_, key_len_}; }
+    std::string_view key() const noexcept { return hold_.key(); }
     Connection& connection() const noexcept { return conn_; }
 
   private:
@@ -120,14 +120,10 @@ class ReentrantLock {
     void drop() noexcept;
 
     Connection& conn_;
-    char key_[RESPLOCK_MAX_KEY_LEN];
-    std::size_t key_len_ = 0;
-    char owner_[max_token_len];
-    std::uint8_t owner_len_ = 0;
+    Hold hold_;                 // the key, the owner id as its token, and the validity
     bool unsure_ = false;       // a first acquisition's outcome is unknown
     std::uint32_t levels_ = 0;  // confirmed acquisitions by this object not yet released
     std::uint32_t count_ = 0;
-    Validity validity_;
 };
 
 }  // namespace resplock

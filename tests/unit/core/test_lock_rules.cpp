@@ -1,12 +1,16 @@
-// The rules every lock kind shares (src/core/lock_rules.hpp and lock_rules.cpp), tested directly
-// over the mock port: Validity, random tokens, EVALSHA with EVAL as fallback, what the owner
-// script's answer and a lost or unread reply mean, the size of a script request against the
-// encoder's real bytes, and the wait-and-retry loop.
+// The rules every lock kind shares (src/core/: validity, token, script, outcome, retry), tested
+// directly over the mock port: Validity, random tokens, EVALSHA with EVAL as fallback, what the
+// owner script's answer and a lost or unread reply mean, the size of a script request against
+// the encoder's real bytes, and the wait-and-retry loop.
 #include <cstring>
 
 #include "../event_log.hpp"
 #include "check.hpp"
-#include "core/lock_rules.hpp"
+#include "core/lua_scripts.hpp"
+#include "core/outcome.hpp"
+#include "core/retry.hpp"
+#include "core/script.hpp"
+#include "core/token.hpp"
 #include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/mock.hpp"
@@ -570,14 +574,15 @@ std::int64_t holder_ttl(void* ctx) {
     auto& a = *static_cast<Attempts*>(ctx);
     return a.ttls == nullptr ? std::int64_t{-1} : a.ttls[a.ttl_reads++];
 }
-void pause(void* ctx, std::uint32_t ms) {
+Status pause(void* ctx, std::uint32_t ms, Deadline /*until*/) {
     auto& a = *static_cast<Attempts*>(ctx);
     if (a.paused < 16) a.pauses[a.paused++] = ms;
     a.mock.advance(ms + a.late_ms);
+    return Status::busy;
 }
 
 Status Attempts::run(std::uint32_t wait_ms, bool with_ttl) {
-    const detail::Acquirer acquirer = {attempt, with_ttl ? holder_ttl : nullptr, pause};
+    const detail::Acquirer acquirer = {attempt, with_ttl ? holder_ttl : nullptr, nullptr, pause};
     // retry() takes its clock, its sleep and its observer from a connection (unused otherwise).
     ConnectionConfig config;
     config.observer = observer;

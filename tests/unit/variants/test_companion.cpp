@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "check.hpp"
+#include "resplock/core/companion.hpp"
 #include "resplock/core/config.h"
-#include "resplock/variants/companion.hpp"
 
 using resplock::companion_prefix;
 using resplock::companion_prefix_extra;

@@ -9,10 +9,10 @@
 
 #include "check.hpp"
 #include "mock_connection.hpp"
+#include "resplock/core/companion.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "resplock/ports/mock.hpp"
-#include "resplock/variants/companion.hpp"
-#include "resplock/variants/lock_options.hpp"
 #include "wire.hpp"
 
 using resplock::AcquireOptions;

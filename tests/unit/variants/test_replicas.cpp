@@ -7,7 +7,7 @@
 #include "check.hpp"
 #include "mock_connection.hpp"
 #include "resplock/core/lock.hpp"
-#include "resplock/variants/lock_options.hpp"
+#include "resplock/core/lock_options.hpp"
 #include "wire.hpp"
 
 using resplock::Lock;

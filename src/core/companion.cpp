@@ -1,5 +1,5 @@
-// Companion key names in KEY's cluster slot (see resplock/variants/companion.hpp).
-#include "resplock/variants/companion.hpp"
+// Companion key names in KEY's cluster slot (see resplock/core/companion.hpp).
+#include "resplock/core/companion.hpp"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // The names of a lock's companion keys (KEY:fence, KEY:once, KEY:wake, the fair lock's queue...):
 // one rule for every lock kind, so that a script touching KEY and its companions never fails with
-// CROSSSLOT on a Redis Cluster, whatever KEY is. Implemented in src/variants/companion.cpp.
+// CROSSSLOT on a Redis Cluster, whatever KEY is. Implemented in src/core/companion.cpp.
 #ifndef RESPLOCK_COMPANION_HPP
 #define RESPLOCK_COMPANION_HPP
 

@@ -1,6 +1,6 @@
 // Options of one acquisition for resplock::Lock: fencing numbers, once-per-interval locks,
 // waking a waiter on release and an owner label in the token (Lock::acquire / try_acquire / release
-// with an AcquireOptions, declared in lock.hpp and implemented in src/variants/lock_options.cpp).
+// with an AcquireOptions, declared in lock.hpp and implemented in src/core/lock.cpp).
 #ifndef RESPLOCK_LOCK_OPTIONS_HPP
 #define RESPLOCK_LOCK_OPTIONS_HPP
 
@@ -14,7 +14,7 @@ namespace resplock {
 
 // Extra behaviour of one acquisition, for Lock::acquire / try_acquire / release with options.
 // Each uses a companion key in KEY's cluster slot, written KEY:fence, KEY:once, KEY:wake below:
-// companion_prefix(KEY) + the suffix (resplock/variants/companion.hpp), i.e. locks:{job}:fence
+// companion_prefix(KEY) + the suffix (resplock/core/companion.hpp), i.e. locks:{job}:fence
 // for a key with a hash tag and {locks:job}:fence for one without.
 struct AcquireOptions {
     // Also return a fencing number, made by the same script as the SET: the larger of KEY:fence

@@ -1,5 +1,5 @@
--- Release with wake (src/variants/lock_options.cpp): the owner script's release, and a wake-up
--- for one waiter blocked on KEY:wake.
+-- Release with wake (Lock::release with options, src/core/lock.cpp): the owner script's
+-- release, and a wake-up for one waiter blocked on KEY:wake.
 --
 -- KEYS[1]  the lock's key
 -- KEYS[2]  KEY:wake, the list waiters block on with BLPOP (real name: KeyName, companion.hpp)

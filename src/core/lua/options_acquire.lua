@@ -1,7 +1,8 @@
--- Acquire with options (src/variants/lock_options.cpp): fencing numbers, once per interval. The
--- plain acquire is a SET NX PX and needs no script; this one runs only when an option asks.
+-- Acquire with options (Lock::options_attempt, src/core/lock.cpp): fencing numbers, once per
+-- interval. The plain acquire is a SET NX PX and needs no script; this one runs only when an
+-- option asks.
 --
--- Companion keys are written KEY:suffix here; see KeyName (resplock/variants/companion.hpp) for
+-- Companion keys are written KEY:suffix here; see KeyName (resplock/core/companion.hpp) for
 -- the real names.
 -- KEYS[1]  the lock's key
 -- KEYS[2]  KEY:once when once_per_ms is given, else KEY:fence (or absent: no fence)

@@ -560,6 +560,8 @@ struct Attempts {
     std::uint32_t pauses[16] = {};
     std::size_t paused = 0;
     const resplock::Observer* observer = nullptr;  // of the connection retry() is given
+    std::uint32_t busy_pause_ms = 0;               // non-zero: the acquirer's busy_pause()
+    std::size_t handed_over_at = 0;                // non-zero: that pause reports a hand-over
 
     Status run(std::uint32_t wait_ms, bool with_ttl = true);
 };
@@ -574,15 +576,19 @@ std::int64_t holder_ttl(void* ctx) {
     auto& a = *static_cast<Attempts*>(ctx);
     return a.ttls == nullptr ? std::int64_t{-1} : a.ttls[a.ttl_reads++];
 }
+std::uint32_t busy_pause(void* ctx) {
+    return static_cast<Attempts*>(ctx)->busy_pause_ms;
+}
 Status pause(void* ctx, std::uint32_t ms, Deadline /*until*/) {
     auto& a = *static_cast<Attempts*>(ctx);
     if (a.paused < 16) a.pauses[a.paused++] = ms;
     a.mock.advance(ms + a.late_ms);
-    return Status::busy;
+    return a.paused == a.handed_over_at ? Status::ok : Status::busy;
 }
 
 Status Attempts::run(std::uint32_t wait_ms, bool with_ttl) {
-    const detail::Acquirer acquirer = {attempt, with_ttl ? holder_ttl : nullptr, nullptr, pause};
+    const detail::Acquirer acquirer = {attempt, with_ttl ? holder_ttl : nullptr,
+                                       busy_pause_ms != 0 ? busy_pause : nullptr, pause};
     // retry() takes its clock, its sleep and its observer from a connection (unused otherwise).
     ConnectionConfig config;
     config.observer = observer;
@@ -671,6 +677,32 @@ TEST(retry_never_pauses_past_the_holders_ttl_nor_the_deadline) {
     CHECK_EQ(s.pauses[2], 7U);
     CHECK_EQ(s.attempts, 5U);
     CHECK_EQ(mock.now_ms - start, 50U);
+}
+
+TEST(retry_takes_the_busy_pause_after_busy_and_the_backoff_after_anything_else) {
+    MockPort mock;
+    mock.random_next = 255;
+    mock.random_step = 0;
+    const Status statuses[] = {Status::busy, Status::loading, Status::busy, Status::busy};
+    // The busy pause (30) replaces the backoff after busy, and the holder's PTTL still bounds it.
+    const std::int64_t ttls[] = {-1, 12, -1};
+    Attempts s{mock, statuses, 4, ttls};
+    s.busy_pause_ms = 30;
+    CHECK_EQ(s.run(1000), Status::busy);
+    CHECK_EQ(s.pauses[0], 30U);  // busy, PTTL unknown
+    CHECK_EQ(s.pauses[1], 20U);  // loading: the backoff, doubled once
+    CHECK_EQ(s.pauses[2], 12U);  // busy, PTTL 12
+    CHECK_EQ(s.pauses[3], 30U);
+}
+
+TEST(retry_ends_with_ok_when_a_pause_reports_a_hand_over) {
+    MockPort mock;
+    const Status busy[] = {Status::busy};
+    Attempts s{mock, busy, 1};
+    s.handed_over_at = 2;
+    CHECK_EQ(s.run(1000, false), Status::ok);
+    CHECK_EQ(s.attempts, 2U);  // no attempt after the pause that handed the lock over
+    CHECK_EQ(s.paused, 2U);
 }
 
 TEST(retry_reads_the_holders_ttl_only_after_a_busy_attempt) {

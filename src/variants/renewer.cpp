@@ -40,35 +40,43 @@ bool due(std::uint32_t at_ms, std::uint32_t now_ms) noexcept {
 
 }  // namespace
 
-Status Renewer::add(void* lock, const Ops& ops, std::uint32_t ttl_ms, LostFn on_lost, void* user,
+Status Renewer::add(const LockRef& lock, std::uint32_t ttl_ms, LostFn on_lost, void* user,
                     std::uint32_t margin_ms) noexcept {
-    const std::uint32_t left = ops.remaining_ms(lock);
-    const std::string_view token = ops.token(lock);
+    const std::uint32_t left = lock.remaining_ms();
+    const std::string_view token = lock.token();
     if (!detail::valid_ttl(ttl_ms) || !renewable(ttl_ms, margin_ms) || left == 0 || token.empty()) {
         return Status::invalid_argument;
     }
     Slot* free = nullptr;
     for (Slot& s : slots_) {
-        if (s.lock == lock) return Status::invalid_argument;
-        if (s.lock == nullptr && free == nullptr) free = &s;
+        if (s.lock.object() == lock.object()) return Status::invalid_argument;
+        if (s.lock.object() == nullptr && free == nullptr) free = &s;
     }
     // Every slot in use: a compile-time limit (RESPLOCK_MAX_RENEWED) is reached.
     if (free == nullptr) return Status::too_large;
-    *free = Slot{lock, &ops, on_lost, user, ttl_ms, margin_ms, 0, left, token_hash(token), false};
+    // A free slot is Slot{}: set what differs (field by field, which costs less flash than
+    // assigning a whole Slot).
+    free->lock = lock;
+    free->on_lost = on_lost;
+    free->user = user;
+    free->ttl_ms = ttl_ms;
+    free->margin_ms = margin_ms;
+    free->left_ms = left;
+    free->token_hash = token_hash(token);
     return Status::ok;
 }
 
 void Renewer::unwatch(const void* lock) noexcept {
     for (Slot& s : slots_) {
         // cppcheck-suppress useStlAlgorithm
-        if (s.lock != nullptr && s.lock == lock) s = Slot{};
+        if (s.lock.object() != nullptr && s.lock.object() == lock) s = Slot{};
     }
 }
 
 bool Renewer::watches(const void* lock) const noexcept {
     for (const Slot& s : slots_) {
         // cppcheck-suppress useStlAlgorithm
-        if (s.lock != nullptr && s.lock == lock) return true;
+        if (s.lock.object() != nullptr && s.lock.object() == lock) return true;
     }
     return false;
 }
@@ -77,14 +85,14 @@ std::size_t Renewer::watching() const noexcept {
     std::size_t n = 0;
     for (const Slot& s : slots_) {
         // cppcheck-suppress useStlAlgorithm
-        if (s.lock != nullptr) ++n;
+        if (s.lock.object() != nullptr) ++n;
     }
     return n;
 }
 
 void Renewer::report(const Slot& slot, int kind, Status status, std::uint32_t ms) const noexcept {
     if (observer_ == nullptr) return;
-    const std::string_view key = slot.ops->key(slot.lock);
+    const std::string_view key = slot.lock.key();
     observer_->report({static_cast<resplock_event_kind_t>(kind),
                        static_cast<resplock_status_t>(status), slot.ttl_ms, ms,
                        key.empty() ? nullptr : key.data(), key.size()});
@@ -95,18 +103,18 @@ void Renewer::lose(Slot& slot, Status why) noexcept {
     // Free the slot first: the callback may unwatch, release or watch again.
     const Slot was = slot;
     slot = Slot{};
-    if (was.on_lost != nullptr) was.on_lost(was.user, was.lock, why);
+    if (was.on_lost != nullptr) was.on_lost(was.user, was.lock.object(), why);
 }
 
 std::uint32_t Renewer::slack(const Slot& s) noexcept {
-    const std::uint32_t left = s.ops->remaining_ms(s.lock);
+    const std::uint32_t left = s.lock.remaining_ms();
     return left > s.margin_ms ? left - s.margin_ms : 0U;
 }
 
 void Renewer::check(std::uint32_t now_ms) noexcept {
     for (Slot& s : slots_) {
-        if (s.lock == nullptr) continue;
-        const std::string_view token = s.ops->token(s.lock);
+        if (s.lock.object() == nullptr) continue;
+        const std::string_view token = s.lock.token();
         if (token.empty() || token_hash(token) != s.token_hash) {
             s = Slot{};  // released by its user: not ours to renew any more
             continue;
@@ -118,7 +126,7 @@ void Renewer::check(std::uint32_t now_ms) noexcept {
         if (!s.scheduled) {
             // First renewal: counted from watch(), with the validity the lock had then (it may
             // have been watched late, or acquired with a shorter TTL).
-            const std::uint32_t left = s.ops->remaining_ms(s.lock);
+            const std::uint32_t left = s.lock.remaining_ms();
             const std::uint32_t since_watch = s.left_ms > left ? s.left_ms - left : 0U;
             const std::uint32_t slack_then = s.left_ms > s.margin_ms ? s.left_ms - s.margin_ms : 0U;
             s.due_ms = now_ms - since_watch + next_in(s.ttl_ms / 3, slack_then);
@@ -131,7 +139,7 @@ Renewer::Slot* Renewer::most_urgent_due(std::uint32_t now_ms) noexcept {
     Slot* best = nullptr;
     std::uint32_t best_slack = 0;
     for (Slot& s : slots_) {
-        if (s.lock == nullptr || !s.scheduled || !due(s.due_ms, now_ms)) continue;
+        if (s.lock.object() == nullptr || !s.scheduled || !due(s.due_ms, now_ms)) continue;
         const std::uint32_t sl = slack(s);
         if (best == nullptr || sl < best_slack) {
             best = &s;
@@ -146,7 +154,7 @@ std::uint32_t Renewer::wait_for(const Slot& slot) const noexcept {
     // what it has before its margin, for its own renewal after this one.
     std::uint32_t wait = slack(slot);
     for (const Slot& s : slots_) {
-        if (s.lock == nullptr || &s == &slot) continue;
+        if (s.lock.object() == nullptr || &s == &slot) continue;
         const std::uint32_t half = slack(s) / 2;
         if (half < wait) wait = half;
     }
@@ -154,8 +162,8 @@ std::uint32_t Renewer::wait_for(const Slot& slot) const noexcept {
 }
 
 void Renewer::renew(Slot& s, std::uint32_t now_ms, std::uint32_t wait_ms) noexcept {
-    const Status st = s.ops->extend(s.lock, s.ttl_ms, wait_ms);
-    report(s, RESPLOCK_EVENT_renewal, st, s.ops->remaining_ms(s.lock));
+    const Status st = s.lock.extend(s.ttl_ms, wait_ms);
+    report(s, RESPLOCK_EVENT_renewal, st, s.lock.remaining_ms());
     if (st == Status::ok) {
         // The slack just after this renewal, round trip included: with a large margin it is less
         // than a third of the TTL.
@@ -182,7 +190,7 @@ std::uint32_t Renewer::tick(std::uint32_t now_ms) noexcept {
     bool any = false;
     std::uint32_t next = max_ttl_ms;
     for (const Slot& s : slots_) {
-        if (s.lock == nullptr) continue;
+        if (s.lock.object() == nullptr) continue;
         any = true;
         const std::uint32_t wait = !s.scheduled || due(s.due_ms, now_ms) ? 0U : s.due_ms - now_ms;
         const std::uint32_t loss = slack(s);

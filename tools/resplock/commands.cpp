@@ -16,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 #include "args.hpp"
 #include "exit_codes.hpp"
@@ -29,6 +30,7 @@
 #include "resplock/core/status.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
+#include "resplock/variants/lock_ref.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 #include "routing.hpp"
 #include "status.hpp"
@@ -71,26 +73,36 @@ Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o));
 }
 
-Status give_back(resplock::Lock& lock, const Options& o) {
-    return o.wake ? lock.release(acquire_options(o)) : lock.release();
-}
-Status give_back(resplock::FairLock& lock, const Options& /*o*/) {
-    return lock.release();  // hands the lock to the first live waiter
-}
-Status give_back(resplock::QuorumLock& lock, const Options& /*o*/) {
-    return lock.release();
-}
+// A lock of any kind as the commands give it back, and as `run`'s supervisor holds it (through a
+// LockRef made from it): the lock kind's own members, except that a plain lock taken with --wake
+// is released with the acquisition options, so that the release wakes a waiter (a fair lock's
+// release hands the lock to its first live waiter by itself). close() closes the lock's sockets,
+// for a forked child's copies of them (the parent keeps its own).
+class Held {
+  public:
+    template <class L>
+    Held(L& lock, const Options& o) noexcept : lock_(resplock::LockRef::to(lock)), o_(o) {
+        if constexpr (std::is_same_v<L, resplock::Lock>) {
+            if (o.wake) waking_ = &lock;
+        }
+    }
 
-// In a forked child: close our copies of the sockets (the parent keeps its own).
-void close_in_child(const resplock::Lock& lock) {
-    lock.connection().close();
-}
-void close_in_child(const resplock::FairLock& lock) {
-    lock.connection().close();
-}
-void close_in_child(resplock::QuorumLock& lock) {
-    lock.close();
-}
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+        return lock_.extend(ttl_ms, wait_ms);
+    }
+    Status release() noexcept {
+        return waking_ != nullptr ? waking_->release(acquire_options(o_)) : lock_.release();
+    }
+    std::uint32_t remaining_ms() const noexcept { return lock_.remaining_ms(); }
+    std::string_view token() const noexcept { return lock_.token(); }
+    std::string_view key() const noexcept { return lock_.key(); }
+    void close() noexcept { lock_.close(); }
+
+  private:
+    resplock::LockRef lock_;
+    resplock::Lock* waking_ = nullptr;  // the plain lock, when --wake was given
+    const Options& o_;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Failures that mean something particular to a command
@@ -104,7 +116,7 @@ template <class L>
 void undo_acquire(L& lock, const Options& o, char* out, std::size_t cap) {
     out[0] = '\0';
     if (lock.token().empty()) return;
-    const Status r = give_back(lock, o);
+    const Status r = Held(lock, o).release();
     if (r == Status::ok) {
         (void)std::snprintf(out, cap, "the lock it had taken was released");
     } else if (r == Status::not_owner || r == Status::expired) {
@@ -209,7 +221,7 @@ int cmd_acquire(L& lock, const Options& o, const Target& t) {
     }
     if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
         const int err = errno;
-        const Status r = give_back(lock, o);
+        const Status r = Held(lock, o).release();
         report("acquire %s: cannot write the token to stdout: %s; %s", o.key_shown.text,
                std::strerror(err),
                r == Status::ok ? "lock released" : "the lock expires by its TTL");
@@ -221,7 +233,7 @@ int cmd_acquire(L& lock, const Options& o, const Target& t) {
 template <class L>
 int cmd_release(L& lock, const Options& o, const Target& t) {
     Status s = lock.adopt(o.operands[1]);
-    if (s == Status::ok) s = give_back(lock, o);
+    if (s == Status::ok) s = Held(lock, o).release();
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
@@ -232,33 +244,6 @@ int cmd_extend(L& lock, const Options& o, const Target& t) {
     return s == Status::ok ? exit_ok : fail_owner(s, o, t);
 }
 
-// What `run` holds: the lock, and the options its release needs.
-template <class L>
-struct Held {
-    L& lock;
-    const Options& o;
-};
-
-// The supervisor's view of a held lock of kind L.
-template <class L>
-RunLock run_lock(Held<L>& held) {
-    RunLock r{};
-    r.lock = &held;
-    r.extend = [](void* h, std::uint32_t ttl_ms, std::uint32_t wait_ms) {
-        return static_cast<Held<L>*>(h)->lock.extend(ttl_ms, wait_ms);
-    };
-    r.remaining_ms = [](const void* h) {
-        return static_cast<const Held<L>*>(h)->lock.remaining_ms();
-    };
-    r.token = [](const void* h) { return static_cast<const Held<L>*>(h)->lock.token(); };
-    r.release = [](void* h) {
-        const Held<L>& held_lock = *static_cast<Held<L>*>(h);
-        return give_back(held_lock.lock, held_lock.o);
-    };
-    r.close_in_child = [](void* h) { close_in_child(static_cast<Held<L>*>(h)->lock); };
-    return r;
-}
-
 template <class L>
 int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& port) {
     std::uint64_t fence = 0;
@@ -266,17 +251,16 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
     if (s != Status::ok) return fail_acquire(lock, s, o, t);
     if (!lock.held()) {
         // A TTL so short that nothing of it is left to rely on: do not start COMMAND.
-        (void)give_back(lock, o);
+        (void)Held(lock, o).release();
         report(
             "run %s: lock lost (its %u ms TTL ran out before COMMAND could start); not "
             "running COMMAND",
             o.key_shown.text, o.ttl_ms);
         return exit_lost;
     }
-    Held<L> held{lock, o};
-    const RunLock supervised = run_lock(held);
+    Held held(lock, o);
     const RunRequest request{o.operands[0], o.key_shown.text, o.run_argv, o.ttl_ms, o.fence, fence};
-    return supervise(supervised, request, t, port);
+    return supervise(resplock::LockRef::to(held), request, t, port);
 }
 
 // One server: the key is a plain lock's string, whichever kind took it.

@@ -123,8 +123,8 @@ std::uint64_t clock_ms() {
            static_cast<std::uint64_t>(ts.tv_nsec) / 1000000U;
 }
 
-bool Guardian::start(pid_t pgid, std::uint32_t left_ms, void (*in_child)(void* context),
-                     void* context, int also_close) {
+bool Guardian::start(pid_t pgid, std::uint32_t left_ms, const resplock::LockRef& lock,
+                     int also_close) {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return false;
     const std::uint64_t deadline = deadline_for(left_ms);
@@ -135,7 +135,7 @@ bool Guardian::start(pid_t pgid, std::uint32_t left_ms, void (*in_child)(void* c
         // A process group of its own too: a SIGKILL to resplock's group (a shell's kill -9 %1)
         // leaves the guardian to do its job.
         (void)setpgid(0, 0);
-        in_child(context);
+        lock.close();
         (void)close(also_close);
         (void)close(fds[1]);
         guardian_main(detach_streams(fds[0]), pgid, deadline);

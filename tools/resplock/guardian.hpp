@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "resplock/variants/lock_ref.hpp"
+
 namespace resplock_cli {
 
 // Milliseconds on the clock the POSIX port measures validity on: CLOCK_BOOTTIME on Linux, which
@@ -26,10 +28,9 @@ class Guardian {
     ~Guardian() { (void)finish(); }
 
     // Forks the guardian of group `pgid`, the lock being valid for left_ms more. In the guardian,
-    // calls in_child(context) (which closes the lock's sockets) and closes `also_close`. Returns
-    // false (errno set) if it cannot.
-    bool start(pid_t pgid, std::uint32_t left_ms, void (*in_child)(void* context), void* context,
-               int also_close);
+    // closes the lock's sockets (lock.close()) and `also_close`. Returns false (errno set) if it
+    // cannot.
+    bool start(pid_t pgid, std::uint32_t left_ms, const resplock::LockRef& lock, int also_close);
 
     pid_t pid() const { return pid_; }
 

@@ -87,17 +87,18 @@ struct CommandEnd {
 // new end of the validity (from the renewal thread).
 class Renewed {
   public:
-    Renewed(const RunLock& lock, const Guardian& guardian) : lock_(lock), guardian_(guardian) {}
+    Renewed(const resplock::LockRef& lock, const Guardian& guardian)
+        : lock_(lock), guardian_(guardian) {}
     Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) {
-        const Status s = lock_.extend(lock_.lock, ttl_ms, wait_ms);
-        if (s == Status::ok) guardian_.renewed(lock_.remaining_ms(lock_.lock));
+        const Status s = lock_.extend(ttl_ms, wait_ms);
+        if (s == Status::ok) guardian_.renewed(lock_.remaining_ms());
         return s;
     }
-    std::uint32_t remaining_ms() const { return lock_.remaining_ms(lock_.lock); }
-    std::string_view token() const { return lock_.token(lock_.lock); }
+    std::uint32_t remaining_ms() const { return lock_.remaining_ms(); }
+    std::string_view token() const { return lock_.token(); }
 
   private:
-    const RunLock& lock_;
+    const resplock::LockRef& lock_;
     const Guardian& guardian_;
 };
 
@@ -178,9 +179,9 @@ struct ChildSetup {
 
 // In the forked child: RESPLOCK_TOKEN, RESPLOCK_KEY, RESPLOCK_FENCE with --fence, and no
 // REDIS_URL that may carry a password. False (errno set) if the environment cannot be changed.
-bool export_lock(const RunLock& lock, const RunRequest& run, const ChildSetup& c) {
+bool export_lock(const resplock::LockRef& lock, const RunRequest& run, const ChildSetup& c) {
     char token[resplock::max_token_len + 1];
-    const std::string_view t = lock.token(lock.lock);
+    const std::string_view t = lock.token();
     std::memcpy(token, t.data(), t.size());
     token[t.size()] = '\0';
     char fence_text[24];
@@ -193,7 +194,8 @@ bool export_lock(const RunLock& lock, const RunRequest& run, const ChildSetup& c
 
 // In the forked child: join a new process group, wait for resplock's go, export the lock,
 // restore the caller's signal state and exec COMMAND.
-[[noreturn]] void exec_child(const RunLock& lock, const RunRequest& run, const ChildSetup& c) {
+[[noreturn]] void exec_child(const resplock::LockRef& lock, const RunRequest& run,
+                             const ChildSetup& c) {
     // First of all, so that whatever resplock sends to the group reaches this process.
     (void)setpgid(0, 0);
 #ifdef __linux__
@@ -201,7 +203,7 @@ bool export_lock(const RunLock& lock, const RunRequest& run, const ChildSetup& c
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != c.parent) _exit(exit_cannot_run);  // resplock died before that
 #endif
-    lock.close_in_child(lock.lock);
+    lock.close();
     (void)close(c.go_write);
     // Held until resplock has set everything up: one byte means go, end of file that it gave up
     // (and said why).
@@ -267,7 +269,7 @@ void on_lost(void* user, void* /*lock*/, Status why) {
 class Supervision {
   public:
     // `setup` and `watched` as take_signals() left them.
-    Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port,
+    Supervision(const resplock::LockRef& lock, const RunRequest& run, const resplock_port_t& port,
                 const ChildSetup& setup, const sigset_t& watched);
     Supervision(const Supervision&) = delete;
     Supervision& operator=(const Supervision&) = delete;
@@ -285,7 +287,7 @@ class Supervision {
     int end_lost(bool gone);
     int end(const Target& t);
 
-    const RunLock& lock_;
+    const resplock::LockRef& lock_;
     const RunRequest& run_;
     ChildSetup setup_;
     sigset_t watched_;
@@ -300,8 +302,9 @@ class Supervision {
     int go_[2] = {-1, -1};  // the handshake pipe to COMMAND
 };
 
-Supervision::Supervision(const RunLock& lock, const RunRequest& run, const resplock_port_t& port,
-                         const ChildSetup& setup, const sigset_t& watched)
+Supervision::Supervision(const resplock::LockRef& lock, const RunRequest& run,
+                         const resplock_port_t& port, const ChildSetup& setup,
+                         const sigset_t& watched)
     : lock_(lock),
       run_(run),
       setup_(setup),
@@ -344,8 +347,7 @@ const char* Supervision::start(int& failure) {
         failure = errno;
         return "setpgid";
     }
-    if (!guardian_.start(group_.leader, lock_.remaining_ms(lock_.lock), lock_.close_in_child,
-                         lock_.lock, go_[1])) {
+    if (!guardian_.start(group_.leader, lock_.remaining_ms(), lock_, go_[1])) {
         failure = errno;
         return "cannot start its guardian process";
     }
@@ -367,7 +369,7 @@ int Supervision::give_up(const char* failed, int failure) {
     }
     renewals_.stop();
     (void)guardian_.finish();
-    const Status r = lock_.release(lock_.lock);
+    const Status r = lock_.release();
     report("cannot run %.100s: %s%s%s; %s", Masked(run_.argv[0]).text, failed,
            failure != 0 ? ": " : "", failure != 0 ? std::strerror(failure) : "",
            r == Status::ok ? "lock released" : "the lock expires by its TTL");
@@ -402,8 +404,8 @@ void Supervision::wait_until_done() {
 // Why the renewals reported the lock lost, in words.
 const char* Supervision::loss(Status why) const {
     // The lock object forgets its token when the server said the key is not ours.
-    return why == Status::not_owner          ? "another holder has the key"
-           : lock_.token(lock_.lock).empty() ? "the key is gone: expired or deleted"
+    return why == Status::not_owner ? "another holder has the key"
+           : lock_.token().empty()  ? "the key is gone: expired or deleted"
            : why == Status::expired
                ? "no renewal succeeded before its TTL ran out (less the time needed to stop "
                  "COMMAND)"
@@ -417,7 +419,7 @@ bool Supervision::stop_after_loss(Status why) {
     std::uint32_t left = 0;
     {
         const std::lock_guard<resplock::RenewerThread> hold(renewals_);
-        left = lock_.remaining_ms(lock_.lock);
+        left = lock_.remaining_ms();
     }
     if (group_.leader_done && !group_.alive()) {
         report("run %s: lock lost while COMMAND ran (%s); COMMAND %s", run_.key_shown, loss(why),
@@ -436,9 +438,9 @@ int Supervision::end_lost(bool gone) {
             "run %s: warning: processes of COMMAND's group survived SIGKILL; not releasing: "
             "the lock expires by its TTL",
             run_.key_shown);
-    } else if (!lock_.token(lock_.lock).empty()) {
+    } else if (!lock_.token().empty()) {
         // The key may still carry our token if only the server was out of reach.
-        (void)lock_.release(lock_.lock);
+        (void)lock_.release();
     }
     return exit_lost;
 }
@@ -449,7 +451,7 @@ int Supervision::end_lost(bool gone) {
 // success).
 int Supervision::end(const Target& t) {
     const int code = child_exit_code(group_.leader_status);
-    const Status s = lock_.release(lock_.lock);
+    const Status s = lock_.release();
     if (s == Status::not_owner || s == Status::expired) {
         report("run %s: lock lost while COMMAND ran (the release found %s); COMMAND %s",
                run_.key_shown,
@@ -504,7 +506,7 @@ int Supervision::run(const Target& t) {
 
 }  // namespace
 
-int supervise(const RunLock& lock, const RunRequest& run, const Target& t,
+int supervise(const resplock::LockRef& lock, const RunRequest& run, const Target& t,
               const resplock_port_t& port) {
     ChildSetup setup{};
     sigset_t watched;

@@ -34,12 +34,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
-#include <type_traits>
-#include <utility>
 
 #include "resplock/core/config.h"
 #include "resplock/core/status.hpp"
+#include "resplock/variants/lock_ref.hpp"
 
 namespace resplock {
 
@@ -67,14 +65,15 @@ class Renewer {
     // for the next renewal, 1 ms later at the soonest, to come before the margin: so
     // loss_margin_ms may be at most ttl_ms - ttl_ms/100 - 4, and ttl_ms at least 4. L is any lock
     // with Status extend(std::uint32_t ttl, std::uint32_t wait_ms), std::uint32_t remaining_ms()
-    // const and std::string_view token() const (resplock::Lock and the other lock kinds). Returns
-    // ok, invalid_argument (the lock is not held, ttl_ms outside 4..max_ttl_ms, loss_margin_ms
-    // above ttl_ms - ttl_ms/100 - 4, or the lock is already watched), or too_large
+    // const and std::string_view token() const (resplock::Lock and the other lock kinds), which
+    // the Renewer reaches through a LockRef (lock_ref.hpp). Returns ok, invalid_argument (the
+    // lock is not held, ttl_ms outside 4..max_ttl_ms, loss_margin_ms above
+    // ttl_ms - ttl_ms/100 - 4, or the lock is already watched), or too_large
     // (RESPLOCK_MAX_RENEWED locks are watched already).
     template <class L>
     Status watch(L& lock, std::uint32_t ttl_ms, LostFn on_lost = nullptr, void* user = nullptr,
                  std::uint32_t loss_margin_ms = 0) noexcept {
-        return add(&lock, ops_for<L>, ttl_ms, on_lost, user, loss_margin_ms);
+        return add(LockRef::to(lock), ttl_ms, on_lost, user, loss_margin_ms);
     }
 
     // Reports a renewal event after each renewal sent and a loss event for each lock reported lost
@@ -100,41 +99,8 @@ class Renewer {
     std::uint32_t tick(std::uint32_t now_ms) noexcept;
 
   private:
-    // Type erasure without virtual functions: one constant table of plain functions per lock type.
-    struct Ops {
-        Status (*extend)(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
-        std::uint32_t (*remaining_ms)(const void* lock) noexcept;
-        std::string_view (*token)(const void* lock) noexcept;
-        std::string_view (*key)(const void* lock) noexcept;  // empty when L has no key()
-    };
-    template <class L>
-    static Status extend_of(void* lock, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-        return static_cast<L*>(lock)->extend(ttl_ms, wait_ms);
-    }
-    template <class L>
-    static std::uint32_t remaining_of(const void* lock) noexcept {
-        return static_cast<const L*>(lock)->remaining_ms();
-    }
-    template <class L>
-    static std::string_view token_of(const void* lock) noexcept {
-        return static_cast<const L*>(lock)->token();
-    }
-    template <class L, class = void>
-    struct KeyOf {
-        static std::string_view get(const void* /*lock*/) noexcept { return {}; }
-    };
-    template <class L>
-    struct KeyOf<L, std::void_t<decltype(std::declval<const L&>().key())>> {
-        static std::string_view get(const void* lock) noexcept {
-            return static_cast<const L*>(lock)->key();
-        }
-    };
-    template <class L>
-    static constexpr Ops ops_for = {&extend_of<L>, &remaining_of<L>, &token_of<L>, &KeyOf<L>::get};
-
     struct Slot {
-        void* lock = nullptr;  // null: free
-        const Ops* ops = nullptr;
+        LockRef lock;  // refers to no lock: free
         LostFn on_lost = nullptr;
         void* user = nullptr;
         std::uint32_t ttl_ms = 0;
@@ -145,7 +111,7 @@ class Renewer {
         bool scheduled = false;
     };
 
-    Status add(void* lock, const Ops& ops, std::uint32_t ttl_ms, LostFn on_lost, void* user,
+    Status add(const LockRef& lock, std::uint32_t ttl_ms, LostFn on_lost, void* user,
                std::uint32_t margin_ms) noexcept;
     // Drops released locks, reports lost ones and schedules new ones.
     void check(std::uint32_t now_ms) noexcept;

@@ -8,11 +8,13 @@ set(RESPLOCK_VERSION
     0.2.0
 )
 
-# What every lock needs: the RESP codec, the connection, the plain lock and the rules all lock
-# kinds share. Exactly what the Cortex-M4 core budget measures (tests/target).
+# The RESP codec, the connection, the plain lock, the rules all lock kinds share, and the Observer
+# the connection calls. The Cortex-M4 core budget (tests/target) counts what a firmware of the
+# plain lock links, read from its link map: the Observer only if the firmware makes one.
 set(RESPLOCK_CORE_SOURCES
     src/core/resp.cpp
     src/core/connection.cpp
+    src/core/observer.cpp
     src/core/lock.cpp
     src/core/lock_rules.cpp
 )
@@ -24,7 +26,6 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/reentrant_lock.cpp
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
-    src/variants/observer.cpp
     src/variants/fair_lock.cpp
     src/variants/replicas.cpp
     src/variants/companion.cpp

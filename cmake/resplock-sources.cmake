@@ -8,13 +8,14 @@ set(RESPLOCK_VERSION
     0.2.0
 )
 
-# What every lock kind builds on: the RESP codec, the connection, the plain lock and the rules all
-# lock kinds share (validity, held state, tokens, scripts, the wait). A firmware links only the
-# functions it calls; the Cortex-M4 core budget counts those of a plain-lock firmware, from its
-# link map (tests/target).
+# What every lock kind builds on: the RESP codec, the connection and the Observer it calls, the
+# plain lock and the rules all lock kinds share (validity, tokens, scripts, the wait). A firmware
+# links only the functions it calls; the Cortex-M4 core budget counts those of a plain-lock
+# firmware, from its link map (tests/target): the Observer only if the firmware makes one.
 set(RESPLOCK_CORE_SOURCES
     src/core/resp.cpp
     src/core/connection.cpp
+    src/core/observer.cpp
     src/core/validity.cpp
     src/core/token.cpp
     src/core/script.cpp
@@ -29,7 +30,6 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/reentrant_lock.cpp
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
-    src/variants/observer.cpp
     src/variants/fair_lock.cpp
     src/ha/cluster.cpp
     src/ha/sentinel.cpp

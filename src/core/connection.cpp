@@ -117,20 +117,20 @@ Status Connection::send(const std::string_view* args, std::size_t count,
 
 Status Connection::connect(Deadline deadline) noexcept {
     if (config_.router != nullptr) return config_.router->connect(*this, deadline);
-    return open(config_.host, config_.port, deadline);
+    return open_link(config_.host, config_.port, deadline);
 }
 
-Status Connection::open(const char* host, std::uint16_t port, Deadline deadline) noexcept {
-    Status s = dial(host, port, deadline);
+Status Connection::open_link(const char* host, std::uint16_t port, Deadline deadline) noexcept {
+    Status s = open_bare_link(host, port, deadline);
     if (s != Status::ok) return s;
     s = handshake(deadline);
     if (s == Status::ok && config_.observer != nullptr)
         s = config_.observer->connected(*this, deadline);
-    if (s != Status::ok) close();
-    return s;
+    return s != Status::ok ? broken(s) : s;
 }
 
-Status Connection::dial(const char* host, std::uint16_t port, Deadline deadline) noexcept {
+Status Connection::open_bare_link(const char* host, std::uint16_t port,
+                                  Deadline deadline) noexcept {
     close();
     const std::uint32_t left = deadline.remaining(port_);
     if (left == 0) return Status::timeout;

@@ -71,13 +71,13 @@ Status Cluster::on_connect(Router& self, Connection& conn, Deadline deadline) no
     Node& home = cluster.node_;
     cluster.asked_ = Node{};
     if (home.port != 0) {
-        const Status s = open(conn, host_of(home, conn), home.port, deadline);
+        const Status s = conn.open_link(host_of(home, conn), home.port, deadline);
         if (s != Status::connect_failed && s != Status::no_host && s != Status::timeout) return s;
         // Gone or frozen (e.g. a failed master): ask the configured node again, now if time is
         // left, else on the next call.
         home = Node{};
     }
-    return open(conn, conn.config().host, conn.config().port, deadline);
+    return conn.open_link(conn.config().host, conn.config().port, deadline);
 }
 
 Status Cluster::on_command(Router& self, Connection& conn, const std::string_view* args,
@@ -97,7 +97,7 @@ Status Cluster::on_command(Router& self, Connection& conn, const std::string_vie
         if (asking) {
             // ASKING then the command, both on the ASK node.
             static constexpr std::string_view asking_args[1] = {"ASKING"sv};
-            s = open(conn, host_of(ask, conn), ask.port, deadline);
+            s = conn.open_link(host_of(ask, conn), ask.port, deadline);
             if (s == Status::ok) s = conn.follow_up(asking_args, 1, reply, deadline);
             if (s == Status::ok && !reply.top().equals("OK"sv)) {
                 conn.close();

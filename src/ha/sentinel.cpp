@@ -99,7 +99,7 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
             break;
         }
         tried_ = static_cast<std::uint8_t>(i + 1);
-        Status s = dial(conn, sentinels_[i].host, sentinels_[i].port, deadline);
+        Status s = conn.open_bare_link(sentinels_[i].host, sentinels_[i].port, deadline);
         bool spoke = false;  // the sentinel answered (whatever it said)
         if (s == Status::ok) {
             resp::Reply reply;
@@ -128,7 +128,7 @@ Status Sentinel::resolve(Connection& conn, Node& found, Deadline deadline) noexc
 
 // Connects to node (with the handshake) and asks it its ROLE.
 Status Sentinel::confirm(Connection& conn, const Node& node, Deadline deadline) noexcept {
-    Status s = open(conn, node.host, node.port, deadline);
+    Status s = conn.open_link(node.host, node.port, deadline);
     // A host name that does not resolve is one more unreachable node: no_host stays the answer
     // "unknown master name".
     if (s == Status::no_host) return Status::connect_failed;
@@ -182,7 +182,7 @@ Status Sentinel::on_write(Router& router, Connection& conn, Deadline deadline) n
         // leaves time to ask the others.
         const Deadline share = Deadline::after(
             port, deadline.remaining(port) / static_cast<std::uint32_t>(self.count_ - i));
-        Status s = dial(conn, self.sentinels_[i].host, self.sentinels_[i].port, share);
+        Status s = conn.open_bare_link(self.sentinels_[i].host, self.sentinels_[i].port, share);
         resp::Reply reply;
         if (s == Status::ok) s = conn.follow_up(args, 3, reply, share);
         Node named_node;

@@ -165,20 +165,35 @@ class Connection {
     const ConnectionConfig& config() const noexcept { return config_; }
     std::size_t buffer_size() const noexcept { return size_; }
 
-  private:
-    friend class Observer;  // tells connect from reconnect in connected_before_
-    friend class Router;    // connects to the node it picks
+    // The link API: for a Router (resplock/core/router.hpp), which picks the node a connection
+    // talks to, and for the Observer, which runs on every new link. Applications use connect(),
+    // command() and close().
+    //
+    // Opens a link to host:port (closing any earlier one) and runs the handshake on it: AUTH,
+    // SELECT, the Observer's part. `host` must stay valid during the call only. Returns connect()'s
+    // statuses; the link is closed on any failure.
+    Status open_link(const char* host, std::uint16_t port, Deadline deadline) noexcept;
+    // The same without the handshake: a bare link to host:port (e.g. to a Sentinel, which takes
+    // neither the master's AUTH nor SELECT). A request right after either goes out with
+    // follow_up(): no look at the idle link first, so never a reconnect.
+    Status open_bare_link(const char* host, std::uint16_t port, Deadline deadline) noexcept;
+    // Records that a link passed its handshake and was announced; returns whether one had been
+    // before (the Observer reports reconnect, else connect). Called by the Observer only.
+    bool note_link() noexcept {
+        const bool before = linked_before_;
+        linked_before_ = true;
+        return before;
+    }
 
-    // Connects to host:port and runs the handshake (AUTH, SELECT, the Observer's part); used by
-    // connect() and by a Router.
-    Status open(const char* host, std::uint16_t port, Deadline deadline) noexcept;
-    // Connects to host:port only (closing any earlier transport).
-    Status dial(const char* host, std::uint16_t port, Deadline deadline) noexcept;
+  private:
+    // command() through config.router.
     Status routed(const std::string_view* args, std::size_t count, resp::Reply& reply,
                   Deadline deadline) noexcept;
-
+    // Encodes and sends a request on the current link, as it is.
     Status transmit(const std::string_view* args, std::size_t count, Deadline deadline) noexcept;
+    // AUTH and SELECT on a new link.
     Status handshake(Deadline deadline) noexcept;
+    // Closes the link after a fault and returns `s`.
     Status broken(Status s) noexcept;
 
     resplock_port_t port_;
@@ -188,7 +203,7 @@ class Connection {
     bool connected_ = false;
     bool request_sent_ = false;
     bool error_reply_ = false;
-    bool connected_before_ = false;  // set by the Observer: the next connect is a reconnect
+    bool linked_before_ = false;  // note_link(): the next link is a reconnect
     resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
     resp::Parser parser_;
 };

@@ -1,7 +1,7 @@
 // What an application may observe of its connections and locks (events, for logs and metrics)
 // and what a connection announces about itself to the server (CLIENT SETNAME). Optional: a
 // Connection or Renewer without an Observer pays one null check for it. The functions of this
-// class live in src/variants/observer.cpp, linked only by a program that makes an Observer.
+// class live in src/core/observer.cpp, linked only by a program that makes an Observer.
 #ifndef RESPLOCK_OBSERVER_HPP
 #define RESPLOCK_OBSERVER_HPP
 

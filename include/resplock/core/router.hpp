@@ -54,8 +54,8 @@ class Router {
     Router& operator=(const Router&) = delete;
 
     // Called by Connection::connect() in place of connecting to config.host:config.port: picks
-    // the node and connects to it (Router::open), all before `deadline`. Returns connect()'s
-    // statuses.
+    // the node and connects to it (Connection::open_link), all before `deadline`. Returns
+    // connect()'s statuses.
     Status connect(Connection& conn, Deadline deadline) noexcept {
         return connect_(*this, conn, deadline);
     }
@@ -88,21 +88,6 @@ class Router {
           confirm_(on_write),
           lock_check_(Lock::write_check()) {}
     ~Router() = default;
-
-    // Connects conn to host:port and runs its handshake (AUTH, SELECT, the Observer's), closing
-    // whatever it was connected to. `host` must stay valid during the call only.
-    static Status open(Connection& conn, const char* host, std::uint16_t port,
-                       Deadline deadline) noexcept {
-        return conn.open(host, port, deadline);
-    }
-    // The same without the handshake: a bare transport to host:port (e.g. a Sentinel, which
-    // takes neither the master's AUTH nor SELECT). A request right after either goes out with
-    // Connection::follow_up: no look at the idle link first, so never a reconnect (which would
-    // come back to this router's connect).
-    static Status dial(Connection& conn, const char* host, std::uint16_t port,
-                       Deadline deadline) noexcept {
-        return conn.dial(host, port, deadline);
-    }
 
     // One request and its reply as send() then receive(): connects first (this router's
     // connect) when the link is down, but never follows a redirection.

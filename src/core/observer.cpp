@@ -1,6 +1,6 @@
 // Observer: events for the application and CLIENT SETNAME on every connect. Its own object, so
 // that a firmware without an Observer links none of it (a Connection reaches it through a
-// function pointer the constructor sets).
+// function pointer the constructor sets). It drives the link through Connection's link API.
 #include "resplock/core/observer.hpp"
 
 namespace resplock {
@@ -14,24 +14,23 @@ void no_event(void* /*user*/, const Event* /*event*/) noexcept {}
 }  // namespace
 
 Status Observer::on_connected(const Observer& self, Connection& conn, Deadline deadline) noexcept {
-    Event event{conn.connected_before_ ? RESPLOCK_EVENT_reconnect : RESPLOCK_EVENT_connect,
-                RESPLOCK_STATUS_ok,
-                0,
-                0,
-                nullptr,
-                0};
+    Status named = Status::ok;  // the status the event carries
     if (self.client_name() != nullptr) {
         const std::string_view args[3] = {"CLIENT"sv, "SETNAME"sv, self.client_name()};
-        // Straight on the new connection (command() would check it and might reconnect).
+        // Straight on the new link (command() would check it and might reconnect).
         resp::Reply reply;
-        const Status s = conn.follow_up(args, 3, reply, deadline);
+        named = conn.follow_up(args, 3, reply, deadline);
         // An error reply (an ACL without client|setname, a server that does not know the
-        // command) leaves the connection in step and usable: the name is a convenience, so the
+        // command) leaves the link in step and usable: the name is a convenience, so the
         // connection goes on and the event says what happened. Anything else broke it.
-        if (s != Status::ok && conn.error_text().empty()) return s;
-        event.status = static_cast<resplock_status_t>(s);
+        if (named != Status::ok && conn.error_text().empty()) return named;
     }
-    conn.connected_before_ = true;
+    const Event event{conn.note_link() ? RESPLOCK_EVENT_reconnect : RESPLOCK_EVENT_connect,
+                      static_cast<resplock_status_t>(named),
+                      0,
+                      0,
+                      nullptr,
+                      0};
     self.report(event);
     return Status::ok;
 }

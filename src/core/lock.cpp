@@ -255,6 +255,8 @@ Status Lock::options_attempt(OptionsWait& w) noexcept {
     const KeyName once_key(key(), ":once"sv);
     const KeyName fence_key(key(), ":fence"sv);
     char ttl_text[10];
+    // In scope for as long as args views it, until the request is sent:
+    // cppcheck-suppress variableScope
     char once_text[10];
     std::string_view args[9] = {{}, {}, {}, key()};
     std::size_t n = 4;

@@ -85,10 +85,12 @@ FairLock::FairLock(Connection& conn, std::string_view key) noexcept
 struct FairLock::Wait {
     FairLock& lock;
     const Names& names;
-    std::uint32_t ttl_ms;
-    std::uint32_t entry_ms;        // how long the queue keeps an entry that is not refreshed
-    std::uint32_t refresh_ms;      // the pause after busy: a waiter refreshes its entry this often
-    char op;                       // 't' (one attempt) or 'a' (attempt and queue)
+    std::uint32_t ttl_ms = 0;
+    std::uint32_t entry_ms = 0;    // how long the queue keeps an entry that is not refreshed
+    std::uint32_t refresh_ms = 0;  // the pause after busy: a waiter refreshes its entry this often
+    // cppcheck misses uses through the retry loop's void* context:
+    // cppcheck-suppress unusedStructMember
+    char op = 't';                 // 't' (one attempt) or 'a' (attempt and queue)
     std::uint32_t sent_at = 0;     // send time of the last attempt answered busy
     std::int64_t holder_ttl = -1;  // the PTTL that answer carried
     Status last = Status::busy;    // the last attempt's status

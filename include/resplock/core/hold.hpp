@@ -33,13 +33,15 @@ class Hold {
     // Binds to `key` (copied; binary-safe). An empty key, or one longer than
     // RESPLOCK_MAX_KEY_LEN, is not truncated: key() is then empty.
     // key_ and token_ are read only up to key_len_ and token_len_: zeroing them would cost flash.
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+    // cppcheck-suppress uninitMemberVar
     explicit Hold(std::string_view key) noexcept {
         if (!key.empty() && key.size() <= sizeof key_) {
             std::memcpy(key_, key.data(), key.size());
             key_len_ = key.size();
         }
     }
+    // NOLINTEND(cppcoreguidelines-pro-type-member-init)
 
     std::string_view key() const noexcept { return {key_, key_len_}; }
     // The token of the current or last attempted hold; empty when there is none.

@@ -36,25 +36,6 @@ constexpr const detail::Script& acquire_script = detail::options_acquire_script;
 // one waiter on deletion.
 constexpr const detail::Script& release_script = detail::options_release_script;
 
-// The acquire script's fence number: a bulk string of 1 to 19 decimal digits, no leading zero,
-// from 1 up to INT64_MAX (what INCR can reach). False, leaving `out` alone, for anything else.
-bool fence_number(const resp::Value& v, std::uint64_t& out) noexcept {
-    if (!v.is(resp::Type::bulk_string) || v.size == 0 || v.size > 19 || v.data[0] == '0') {
-        return false;
-    }
-    constexpr std::uint64_t max = 9223372036854775807U;
-    std::uint64_t n = 0;
-    for (std::uint32_t i = 0; i < v.size; ++i) {
-        const char c = v.data[i];
-        if (c < '0' || c > '9') return false;
-        const auto digit = static_cast<std::uint64_t>(c - '0');
-        if (n > (max - digit) / 10) return false;
-        n = n * 10 + digit;
-    }
-    out = n;
-    return true;
-}
-
 // A companion key of KEY (companion_prefix() + the suffix, in KEY's cluster slot), in a fixed
 // buffer (the key is at most RESPLOCK_MAX_KEY_LEN bytes).
 class KeyName {
@@ -286,7 +267,7 @@ Status Lock::options_attempt(OptionsWait& w) noexcept {
         // With a fence the grant is the number in decimal digits; without one it is the integer
         // 0. Any other answer is not the script's grant.
         std::uint64_t number = 0;
-        if (o.fence ? !fence_number(v[0], number)
+        if (o.fence ? !detail::fence_number(v[0], number)
                     : !v[0].is(resp::Type::integer) || v[0].integer != 0) {
             s = Status::protocol_error;
         } else if (o.fence) {

@@ -89,6 +89,26 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
     return outcome(conn, s);
 }
 
+// A fencing number as the scripts return it (src/core/lua/options_acquire.lua, the semaphore's):
+// a bulk string of 1 to 19 decimal digits, no leading zero, from 1 up to INT64_MAX (what INCR can
+// reach). False, leaving `out` alone, for anything else.
+inline bool fence_number(const resp::Value& v, std::uint64_t& out) noexcept {
+    if (!v.is(resp::Type::bulk_string) || v.size == 0 || v.size > 19 || v.data[0] == '0') {
+        return false;
+    }
+    constexpr std::uint64_t max = 9223372036854775807U;
+    std::uint64_t n = 0;
+    for (std::uint32_t i = 0; i < v.size; ++i) {
+        const char c = v.data[i];
+        if (c < '0' || c > '9') return false;
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (n > (max - digit) / 10) return false;
+        n = n * 10 + digit;
+    }
+    out = n;
+    return true;
+}
+
 // Whether an acquisition attempt that ended with `s` may be repeated: busy, a status that shows
 // the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, a cluster
 // still redirecting: e.g. to a master that died before the cluster noticed), or a write that

@@ -5,7 +5,7 @@ namespace resplock::detail {
 using namespace std::string_view_literals;
 
 Status block(Connection& conn, std::string_view list, std::uint32_t ms, Deadline until,
-             bool& refused) noexcept {
+             bool& refused, resp::Value* popped) noexcept {
     const resplock_port_t& port = conn.port();
     // Seconds with three decimals: never 0 (ms >= 1), which would block forever.
     char seconds[16];
@@ -24,10 +24,12 @@ Status block(Connection& conn, std::string_view list, std::uint32_t ms, Deadline
     if (s == Status::ok) {
         const resp::Value* v = reply.values;
         // [list, value]: pushed by a release (nil: the block timed out).
-        return reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
-                       v[1].is(resp::Type::bulk_string) && v[1].equals(list)
-                   ? Status::ok
-                   : Status::busy;
+        if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||
+            !v[1].is(resp::Type::bulk_string) || !v[1].equals(list)) {
+            return Status::busy;
+        }
+        if (popped != nullptr) *popped = v[2];
+        return Status::ok;
     }
     if (conn.request_sent() && !conn.error_text().empty()) refused = true;
     return s;

@@ -98,9 +98,10 @@ inline __attribute__((always_inline)) Status retry(const Connection& conn, std::
 // past `until`. Returns ok when a value was popped from `list`, busy when the block timed out (or
 // the reply named no such value), else the command's status; sets `refused` when the server
 // answered with an error (NOPERM from an ACL, an old server refusing a decimal timeout): the
-// caller then sleeps for the rest of its wait.
+// caller then sleeps for the rest of its wait. On ok, `popped` (when not null) receives the value
+// popped, which points into the connection's buffer until its next command.
 Status block(Connection& conn, std::string_view list, std::uint32_t ms, Deadline until,
-             bool& refused) noexcept;
+             bool& refused, resp::Value* popped = nullptr) noexcept;
 
 }  // namespace resplock::detail
 

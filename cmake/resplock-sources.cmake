@@ -31,6 +31,7 @@ set(RESPLOCK_VARIANT_SOURCES
     src/variants/quorum_lock.cpp
     src/variants/renewer.cpp
     src/variants/fair_lock.cpp
+    src/variants/semaphore.cpp
     src/ha/cluster.cpp
     src/ha/sentinel.cpp
 )

@@ -1,0 +1,353 @@
+// The counting semaphore (see resplock/variants/semaphore.hpp): leases in a sorted set on the
+// server's clock, a FIFO queue with hand-off for the fair mode, a wake list for the plain one.
+#include "resplock/variants/semaphore.hpp"
+
+#include <cstring>
+
+#include "core/outcome.hpp"
+#include "core/retry.hpp"
+#include "core/script.hpp"
+#include "core/token.hpp"
+#include "resplock/variants/fair_lock.hpp"
+#include "variants/lua_scripts.hpp"
+
+namespace resplock {
+
+using namespace std::string_view_literals;
+using detail::bulk_size;
+
+// The semaphore's one script, commented in src/variants/lua/semaphore.lua (embedded in
+// variants/lua_scripts.hpp). KEYS = KEY, BASE:fence, BASE:wake, BASE:q, BASE:w; ARGV = op, token,
+// ttl, limit, entry_ms, BASE:f:. Ops t (attempt), a (attempt and queue), l (leave) answer
+// {fence, ms} when the caller holds a lease, else the ms until the earliest lease ends (-1: none
+// lives); r (release) and e (extend) answer 1 or 0; q (query) {count, ms of the caller's lease or
+// -2, live waiters}.
+using detail::semaphore_script;
+
+namespace {
+
+constexpr std::size_t base_max = RESPLOCK_MAX_KEY_LEN + companion_prefix_extra;
+
+}  // namespace
+
+// The companion keys of one token, in one fixed buffer (built once per call, so that the attempts
+// and the blocks below it add no copies of their own to the stack).
+class Semaphore::Names {
+  public:
+    // text_ is read only up to len_: zeroing it first would be wasted work.
+    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
+    Names(std::string_view base, std::string_view token) noexcept : prefix_len_(base.size() + 3) {
+        fence_ = add(base, ":fence"sv, {});
+        wake_ = add(base, ":wake"sv, {});
+        queue_ = add(base, ":q"sv, {});
+        entries_ = add(base, ":w"sv, {});
+        own_ = add(base, ":f:"sv, token);
+    }
+    Names(const Names&) = delete;
+    Names& operator=(const Names&) = delete;
+    ~Names() = default;
+
+    std::string_view fence() const noexcept { return fence_; }      // BASE:fence
+    std::string_view wake() const noexcept { return wake_; }        // BASE:wake
+    std::string_view queue() const noexcept { return queue_; }      // BASE:q
+    std::string_view entries() const noexcept { return entries_; }  // BASE:w
+    std::string_view own() const noexcept { return own_; }          // BASE:f:TOKEN
+    std::string_view prefix() const noexcept { return own_.substr(0, prefix_len_); }  // BASE:f:
+
+  private:
+    std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
+        const std::size_t start = len_;
+        for (const std::string_view part : {a, b, c}) {
+            if (part.empty()) continue;  // {} has no data to copy from
+            std::memcpy(text_ + len_, part.data(), part.size());
+            len_ += part.size();
+        }
+        return {text_ + start, len_ - start};
+    }
+    char text_[5 * base_max + 6 + 5 + 2 + 2 + 3 + max_token_len];
+    std::size_t len_ = 0;
+    std::size_t prefix_len_;
+    std::string_view fence_;
+    std::string_view wake_;
+    std::string_view queue_;
+    std::string_view entries_;
+    std::string_view own_;
+};
+
+std::size_t semaphore_buffer_min() noexcept {
+    // EVAL <script> 5 KEY BASE:fence BASE:wake BASE:q BASE:w op token ttl limit entry_ms BASE:f:
+    // The ttl takes up to 10 digits and the limit 5 in every request. An attempt sends a fresh
+    // token (an owner label, ':', the hex) and an entry_ms of up to 4 digits (2 x
+    // fair_refresh_max_ms + Redis's tick); a release, an extend or a query the token kept, which
+    // adopt() lets be max_token_len bytes, and entry_ms 0.
+    constexpr std::size_t fresh = max_owner_len + (max_owner_len != 0 ? 1 : 0) + token_len;
+    constexpr std::size_t attempt = bulk_size(fresh) + bulk_size(4);
+    constexpr std::size_t owner = bulk_size(max_token_len) + bulk_size(1);
+    return detail::eval_size(
+        semaphore_script.text.size(), 12,
+        bulk_size(1) + bulk_size(RESPLOCK_MAX_KEY_LEN) + bulk_size(base_max + 6) +
+            bulk_size(base_max + 5) + 2 * bulk_size(base_max + 2) + bulk_size(1) + bulk_size(10) +
+            bulk_size(5) + bulk_size(base_max + 3) + (attempt > owner ? attempt : owner));
+}
+
+// base_ is read only up to base_len_, owner_ up to owner_len_.
+// NOLINTBEGIN(cppcoreguidelines-pro-type-member-init)
+// cppcheck-suppress uninitMemberVar
+Semaphore::Semaphore(Connection& conn, std::string_view key, std::uint32_t limit,
+                     bool fair) noexcept
+    : conn_(conn),
+      hold_(limit >= 1 && limit <= max_limit ? key : std::string_view{}),
+      base_len_(hold_.key().empty() ? 0 : companion_prefix(key, base_)),
+      limit_(hold_.key().empty() ? 0 : limit),
+      fair_(fair) {}
+// NOLINTEND(cppcoreguidelines-pro-type-member-init)
+
+Status Semaphore::set_owner(std::string_view owner) noexcept {
+    if (!detail::valid_owner(owner)) return Status::invalid_argument;
+    if (!owner.empty()) std::memcpy(owner_, owner.data(), owner.size());
+    owner_len_ = owner.size();
+    return Status::ok;
+}
+
+// What a wait keeps between its attempts.
+struct Semaphore::Wait {
+    Semaphore& sem;
+    const Names& names;
+    std::uint32_t ttl_ms = 0;
+    std::uint32_t entry_ms = 0;      // how long the queue keeps an entry that is not refreshed
+    std::uint32_t refresh_ms = 0;    // the pause after busy of a queued waiter
+    std::uint64_t* fence = nullptr;  // receives the fencing number on a grant (may be null)
+    char op = 't';                   // 't' (attempt) or 'a' (attempt and queue: the fair mode)
+    std::uint32_t sent_at = 0;       // send time of the last attempt answered busy
+    std::int64_t holder_ttl = -1;    // that answer: ms until the earliest lease ends (-1: unknown)
+    Status last = Status::busy;      // the last attempt's status
+    bool joined = false;             // an attempt with op 'a' was answered: there is an entry
+    bool refused = false;            // the server refused BLPOP: sleep from then on
+};
+
+Status Semaphore::attempt(char op, Wait& w) noexcept {
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[10];
+    char limit_text[10];
+    char entry_text[10];
+    std::string_view args[14] = {{},
+                                 {},
+                                 "5"sv,
+                                 key(),
+                                 w.names.fence(),
+                                 w.names.wake(),
+                                 w.names.queue(),
+                                 w.names.entries(),
+                                 {&op, 1},
+                                 token(),
+                                 {ttl_text, resp::format_decimal(w.ttl_ms, ttl_text)},
+                                 {limit_text, resp::format_decimal(limit_, limit_text)},
+                                 {entry_text, resp::format_decimal(w.entry_ms, entry_text)},
+                                 w.names.prefix()};
+    if (!detail::eval_fits(conn_, semaphore_script, args, 14)) return Status::too_large;
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    Status s = detail::eval(conn_, semaphore_script, args, 14, reply,
+                            Deadline::after(sent_at, conn_.config().timeout_ms));
+    Validity& validity = hold_.validity();
+    if (s == Status::ok) {
+        const resp::Value* v = reply.values;
+        if (reply.count == 1 && v[0].is(resp::Type::integer) && v[0].integer >= -1) {
+            w.sent_at = sent_at;
+            w.holder_ttl = v[0].integer;
+            if (op == 'a') w.joined = true;
+            return Status::busy;
+        }
+        // Granted: the lease has v[2] ms left, read after this request was sent.
+        std::uint64_t number = 0;
+        if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
+            detail::fence_number(v[1], number) && v[2].is(resp::Type::integer) &&
+            v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
+            validity.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
+            if (w.fence != nullptr) *w.fence = number;
+            return Status::ok;
+        }
+        s = Status::protocol_error;
+    } else {
+        s = detail::outcome(conn_, s);
+        if (!detail::may_have_run(conn_, s, true)) return s;
+    }
+    validity.end();  // the token stays (release() may undo the script's work), no validity
+    return s;
+}
+
+Status Semaphore::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
+    auto& w = *static_cast<Wait*>(wait);
+    Connection& conn = w.sem.conn_;
+    const resplock_port_t& port = conn.port();
+    // A block may end up to blpop_late_ms after its timeout: it is cut to end before the
+    // earliest lease and the wait run out (an attempt follows it).
+    std::uint32_t bound = until.remaining(port);
+    if (w.holder_ttl >= 0 && w.holder_ttl < bound) bound = static_cast<std::uint32_t>(w.holder_ttl);
+    std::uint32_t blocked = ms;
+    if (blocked + detail::blpop_late_ms > bound)
+        blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
+    // The fair mode blocks on its own list once queued; the plain mode on BASE:wake.
+    const bool queued = w.op == 'a';
+    if (w.last != Status::busy || (queued && !w.joined) || w.refused || blocked == 0) {
+        port.sleep_ms(port.ctx, ms);  // nothing to block on, or no time to: a plain pause
+        return Status::busy;
+    }
+    const std::uint32_t start = port.now_ms(port.ctx);
+    resp::Value popped{};
+    const Status s = detail::block(conn, queued ? w.names.own() : w.names.wake(), blocked, until,
+                                   w.refused, &popped);
+    std::uint64_t number = 0;
+    // Only a hand-off pushes to a waiter's own list, after granting its lease: the item is the
+    // lease's fencing number. Its validity counts from the attempt answered busy before it.
+    if (queued && s == Status::ok && detail::fence_number(popped, number)) {
+        w.sem.hold_.validity().start(w.sent_at, w.ttl_ms);
+        if (w.fence != nullptr) *w.fence = number;
+        return Status::ok;
+    }
+    // Woken in the plain mode, or no hand-off: an attempt follows (a hand-off whose item was not
+    // a number is then answered by that attempt, as a malformed grant).
+    const std::uint32_t elapsed = port.now_ms(port.ctx) - start;
+    if (w.refused && elapsed < ms) port.sleep_ms(port.ctx, ms - elapsed);
+    return Status::busy;
+}
+
+Status Semaphore::acquire(std::uint32_t ttl_ms, std::uint64_t* fence) noexcept {
+    return try_acquire(ttl_ms, 0, fence);
+}
+
+Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                              std::uint64_t* fence) noexcept {
+    if (key().empty() || !detail::valid_ttl(ttl_ms) || wait_ms > max_ttl_ms || held()) {
+        return Status::invalid_argument;
+    }
+    char buf[max_token_len];
+    const std::string_view fresh = detail::owned_token(conn_.port(), {owner_, owner_len_}, buf);
+    if (fresh.empty()) return Status::random_failed;
+    hold_.keep(fresh);
+    const Names names(base(), token());
+
+    // As the fair lock: a queued waiter refreshes its entry every quarter of its TTL, at most
+    // every fair_refresh_max_ms, and the entry outlives a block, Redis's tick and one more span.
+    std::uint32_t refresh = ttl_ms / 4;
+    if (refresh > fair_refresh_max_ms) refresh = fair_refresh_max_ms;
+    if (refresh == 0) refresh = 1;
+    const bool queue = fair_ && wait_ms != 0;
+    // entry_ms 0 when not queued: the script reads it only to queue.
+    Wait w{*this,   names, ttl_ms,           queue ? 2 * refresh + detail::blpop_late_ms : 0,
+           refresh, fence, queue ? 'a' : 't'};
+    // The queued waiter comes back at its refresh interval; the plain one after the backoff.
+    static constexpr detail::Acquirer queued = {
+        [](void* ctx) {
+            auto& a = *static_cast<Wait*>(ctx);
+            a.last = a.sem.attempt(a.op, a);
+            return a.last;
+        },
+        [](void* ctx) { return static_cast<Wait*>(ctx)->holder_ttl; },
+        [](void* ctx) { return static_cast<Wait*>(ctx)->refresh_ms; }, &Semaphore::pause};
+    static constexpr detail::Acquirer plain = {queued.attempt, queued.holder_ttl, nullptr,
+                                               &Semaphore::pause};
+    const Status s = detail::retry(conn_, key(), wait_ms, queue ? queued : plain, &w);
+    if (s == Status::ok) return s;
+    if (detail::retryable(s) && w.joined) {
+        // The wait ran out: leave the queue (taking a lease handed over meanwhile).
+        const Status left = attempt('l', w);
+        if (left == Status::ok) return left;
+        if (left == Status::busy || !detail::may_have_run(conn_, left, true)) hold_.drop();
+        return left;
+    }
+    // Not queued, or a failure: the token stays only if the script may have run with it.
+    if (detail::retryable(s) || !detail::may_have_run(conn_, s, true)) hold_.drop();
+    return s;
+}
+
+Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply,
+                      std::uint32_t wait_ms) noexcept {
+    const Names names(base(), token());
+    char limit_text[10];
+    std::string_view args[14] = {{},
+                                 {},
+                                 "5"sv,
+                                 key(),
+                                 names.fence(),
+                                 names.wake(),
+                                 names.queue(),
+                                 names.entries(),
+                                 {&op, 1},
+                                 token().empty() ? ""sv : token(),
+                                 ttl,
+                                 {limit_text, resp::format_decimal(limit_, limit_text)},
+                                 "0"sv,
+                                 names.prefix()};
+    if (!detail::eval_fits(conn_, semaphore_script, args, 14)) return Status::too_large;
+    return detail::eval(conn_, semaphore_script, args, 14, reply,
+                        Deadline::after(conn_.port(), wait_ms));
+}
+
+Status Semaphore::release() noexcept {
+    if (key().empty() || token().empty()) return Status::invalid_argument;
+    resp::Reply reply;
+    // Companion keys are touched too: a WRONGTYPE says nothing of the lease (key_only false).
+    const Status s = detail::owner_answer(conn_, run('r', "0"sv, reply, conn_.config().timeout_ms),
+                                          reply, false);
+    hold_.validity().end();
+    if (s == Status::ok || s == Status::expired || s == Status::not_owner) hold_.drop();
+    return s;
+}
+
+Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    if (key().empty() || token().empty() || !detail::valid_ttl(ttl_ms)) {
+        return Status::invalid_argument;
+    }
+    if (conn_.config().timeout_ms < wait_ms) wait_ms = conn_.config().timeout_ms;
+    Validity& validity = hold_.validity();
+    if (!validity.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
+    const resplock_port_t& port = conn_.port();
+    char ttl_text[10];
+    const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
+    const std::uint32_t sent_at = port.now_ms(port.ctx);
+    resp::Reply reply;
+    const Status s =
+        detail::owner_answer(conn_, run('e', {ttl_text, ttl_len}, reply, wait_ms), reply, false);
+    if (s == Status::ok) {
+        validity.start(sent_at, ttl_ms);
+    } else if (s == Status::expired || s == Status::not_owner) {
+        hold_.drop();
+    } else if (detail::may_have_run(conn_, s, true)) {
+        // The renewal may have run: a shorter TTL then ends the lease before the old validity.
+        validity.renewal_unconfirmed(sent_at, ttl_ms);
+    }
+    return s;
+}
+
+Status Semaphore::query(SemaphoreInfo& info) noexcept {
+    if (key().empty()) return Status::invalid_argument;
+    resp::Reply reply;
+    const Status s = run('q', "0"sv, reply, conn_.config().timeout_ms);
+    if (s != Status::ok) return s;
+    const resp::Value* v = reply.values;
+    if (reply.count != 4 || !v[0].is(resp::Type::array) || v[0].size != 3) {
+        return Status::protocol_error;
+    }
+    for (int i = 1; i < 4; ++i) {
+        if (!v[i].is(resp::Type::integer) || v[i].integer < (i == 2 ? -2 : 0) ||
+            v[i].integer > max_ttl_ms) {
+            return Status::protocol_error;
+        }
+    }
+    info.count = static_cast<std::uint32_t>(v[1].integer);
+    info.mine = v[2].integer >= 0 && !token().empty();
+    info.ttl_ms = info.mine ? v[2].integer : -2;
+    info.waiters = static_cast<std::uint32_t>(v[3].integer);
+    return Status::ok;
+}
+
+Status Semaphore::adopt(std::string_view token) noexcept {
+    if (key().empty() || token.empty() || token.size() > max_token_len) {
+        return Status::invalid_argument;
+    }
+    hold_.keep(token);
+    return Status::ok;
+}
+
+}  // namespace resplock

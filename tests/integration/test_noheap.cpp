@@ -35,6 +35,7 @@
 #include "resplock/ha/sentinel.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/renewer.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 // ---- counting allocator ----
 
@@ -457,6 +458,62 @@ TEST(lock_no_heap) {
     CHECK_EQ(readopted, Status::ok);
     CHECK_EQ(gone, Status::expired);
     CHECK_EQ(std::string_view(server.cli({"EXISTS", "resource"})), std::string_view("0"));
+}
+
+// The semaphore: grants with fencing numbers, a fair waiter that joins the queue, blocks on its
+// own list and leaves it, a plain waiter blocking on the wake list, extend, query and release,
+// and the EVAL fallback. Its buffer is larger than the other tests' (semaphore_buffer_min()).
+TEST(semaphore_no_heap) {
+    support::RedisServer server;
+    REQUIRE(server.running());
+    constexpr std::size_t big = 4096;
+    REQUIRE(resplock::semaphore_buffer_min() <= big);
+    struct Big {
+        explicit Big(const ConnectionConfig& config)
+            : port(support::posix_port(ctx)), conn(port, config, buf, big) {}
+        resplock_posix_t ctx;
+        resplock_port_t port;
+        char buf[big];
+        Connection conn;
+    };
+
+    arm();
+    Big a(config_for(server.port()));
+    Big b(config_for(server.port()));
+    resplock::Semaphore holder(a.conn, "slots", 1, true);
+    resplock::Semaphore fair(b.conn, "slots", 1, true);
+    resplock::Semaphore plain(b.conn, "slots", 1);
+    std::uint64_t first = 0;
+    std::uint64_t second = 0;
+    const Status acquired = holder.acquire(5000, &first);
+    const Status queued = fair.try_acquire(5000, 300, &second);  // joins, blocks, leaves
+    const Status waited = plain.try_acquire(5000, 100);          // blocks on the wake list
+    const Status extended = holder.extend(8000);
+    resplock::SemaphoreInfo info;
+    const Status queried = holder.query(info);
+    const Status released = holder.release();
+    const Status taken = fair.try_acquire(5000, 500, &second);
+    long n = disarm();
+
+    CHECK_EQ(n, 0);
+    CHECK_EQ(acquired, Status::ok);
+    CHECK_EQ(queued, Status::busy);
+    CHECK_EQ(waited, Status::busy);
+    CHECK_EQ(extended, Status::ok);
+    CHECK_EQ(queried, Status::ok);
+    CHECK_EQ(info.count, 1U);
+    CHECK(info.mine);
+    CHECK_EQ(released, Status::ok);
+    CHECK_EQ(taken, Status::ok);
+    CHECK(second > first);
+
+    REQUIRE_EQ(std::string_view(server.cli({"SCRIPT", "FLUSH"})), std::string_view("OK"));
+    arm();
+    const Status released_again = fair.release();
+    n = disarm();
+    CHECK_EQ(n, 0);
+    CHECK_EQ(released_again, Status::ok);
+    CHECK_EQ(std::string_view(server.cli({"EXISTS", "slots"})), std::string_view("0"));
 }
 
 // Replica acknowledgement: the WAIT after acquire and extend, met and unmet (then the release).

@@ -144,7 +144,10 @@ Status Semaphore::attempt(char op, Wait& w) noexcept {
                                  {limit_text, resp::format_decimal(limit_, limit_text)},
                                  {entry_text, resp::format_decimal(w.entry_ms, entry_text)},
                                  w.names.prefix()};
-    if (!detail::eval_fits(conn_, semaphore_script, args, 14)) return Status::too_large;
+    if (!detail::eval_fits(conn_, semaphore_script, args, 14)) {
+        hold_.drop();  // nothing was sent with this token
+        return Status::too_large;
+    }
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     Status s = detail::eval(conn_, semaphore_script, args, 14, reply,

@@ -92,9 +92,10 @@ class Semaphore {
     // not null, receives its fencing number), busy (the caller's limit is reached, or a live
     // waiter is queued), invalid_argument (bad key or limit, ttl_ms outside 1..max_ttl_ms, or
     // this object holds a lease that has not expired locally), random_failed, and the statuses
-    // of Lock::acquire. After unknown_outcome, protocol_error, too_large or an error reply from
-    // the script the token is kept with no validity, so that release() can undo what the script
-    // may have done.
+    // of Lock::acquire; too_large also when the request would not fit the connection's buffer
+    // (see semaphore_buffer_min(): nothing is sent, and no token kept). After unknown_outcome,
+    // protocol_error, a reply too large, or an error reply from the script, the token is kept
+    // with no validity, so that release() can undo what the script may have done.
     Status acquire(std::uint32_t ttl_ms, std::uint64_t* fence = nullptr) noexcept;
 
     // Attempts until granted or wait_ms has passed, through the retry loop of every lock kind:

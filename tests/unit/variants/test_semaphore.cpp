@@ -480,7 +480,23 @@ TEST(buffer_min_fits_the_longest_request_and_one_byte_less_is_refused_unsent) {
     Semaphore sem(m.conn, key, Semaphore::max_limit, true);
     CHECK_EQ(sem.adopt({token, sizeof token}), Status::ok);
     CHECK_EQ(sem.extend(1000000000), Status::too_large);
+    CHECK(!sem.token().empty());  // kept: the release may be tried again
     CHECK_EQ(m.mock.connects, 0U);
+}
+
+TEST(an_attempt_that_does_not_fit_is_refused_unsent_and_keeps_no_token) {
+    // A previous request went out, so that "sent" cannot be read from the connection's state.
+    support::MockConnection<8192> m(support::with_timeout(2000), 1400);
+    Semaphore sem(m.conn, "k", 3);
+    m.mock.on_connect().expect(wire::cmd({"PING"})).reply("+PONG\r\n");
+    const std::string_view ping[] = {"PING"};
+    resplock::resp::Reply reply;
+    CHECK_EQ(m.conn.command(ping, 1, reply, resplock::Deadline::after(m.port, 1000)), Status::ok);
+    CHECK_EQ(sem.acquire(10000), Status::too_large);
+    CHECK(sem.token().empty());
+    CHECK_EQ(sem.try_acquire(10000, 1000), Status::too_large);
+    CHECK(sem.token().empty());
+    CHECK(m.mock.done());
 }
 
 TEST(a_lock_ref_reaches_the_semaphore) {

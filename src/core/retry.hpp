@@ -92,6 +92,17 @@ inline __attribute__((always_inline)) Status retry(const Connection& conn, std::
     }
 }
 
+// How long a waiter that pauses `ms` may block so that the block, ending up to blpop_late_ms
+// after its timeout, still ends before `until` and before the holder's PTTL `holder_ttl` (-1:
+// unknown): `ms`, or less, or 0 when there is no time to block at all.
+inline std::uint32_t block_span(const resplock_port_t& port, std::uint32_t ms, Deadline until,
+                                std::int64_t holder_ttl) noexcept {
+    std::uint32_t bound = until.remaining(port);
+    if (holder_ttl >= 0 && holder_ttl < bound) bound = static_cast<std::uint32_t>(holder_ttl);
+    if (ms + blpop_late_ms <= bound) return ms;
+    return bound > blpop_late_ms ? bound - blpop_late_ms : 0;
+}
+
 // The block of a waiter that a release wakes: BLPOP `list` with a timeout of `ms` (at least 1),
 // given in seconds with three decimals. Redis ends a BLPOP timeout only at its next cron tick, up
 // to blpop_late_ms late; the reply is awaited up to the connection's timeout after that, and never

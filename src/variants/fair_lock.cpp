@@ -153,13 +153,8 @@ Status FairLock::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
     auto& w = *static_cast<Wait*>(wait);
     Connection& conn = w.lock.connection();
     const resplock_port_t& port = conn.port();
-    // A block may end up to blpop_late_ms after its timeout: it is cut to end before the
-    // holder's PTTL and the wait run out (an attempt follows it).
-    std::uint32_t bound = until.remaining(port);
-    if (w.holder_ttl >= 0 && w.holder_ttl < bound) bound = static_cast<std::uint32_t>(w.holder_ttl);
-    std::uint32_t blocked = ms;
-    if (blocked + detail::blpop_late_ms > bound)
-        blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
+    // The block is cut to end before the holder's PTTL and the wait run out (an attempt follows).
+    const std::uint32_t blocked = detail::block_span(port, ms, until, w.holder_ttl);
     if (w.last != Status::busy || !w.joined || w.refused || blocked == 0) {
         port.sleep_ms(port.ctx, ms);  // not queued, or no time to block: a plain pause
         return Status::busy;

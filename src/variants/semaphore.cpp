@@ -183,13 +183,9 @@ Status Semaphore::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
     auto& w = *static_cast<Wait*>(wait);
     Connection& conn = w.sem.conn_;
     const resplock_port_t& port = conn.port();
-    // A block may end up to blpop_late_ms after its timeout: it is cut to end before the
-    // earliest lease and the wait run out (an attempt follows it).
-    std::uint32_t bound = until.remaining(port);
-    if (w.holder_ttl >= 0 && w.holder_ttl < bound) bound = static_cast<std::uint32_t>(w.holder_ttl);
-    std::uint32_t blocked = ms;
-    if (blocked + detail::blpop_late_ms > bound)
-        blocked = bound > detail::blpop_late_ms ? bound - detail::blpop_late_ms : 0;
+    // The block is cut to end before the earliest lease and the wait run out (an attempt
+    // follows).
+    const std::uint32_t blocked = detail::block_span(port, ms, until, w.holder_ttl);
     // The fair mode blocks on its own list once queued; the plain mode on BASE:wake.
     const bool queued = w.op == 'a';
     if (w.last != Status::busy || (queued && !w.joined) || w.refused || blocked == 0) {

@@ -2,9 +2,8 @@
 // a release that hands the lock to the first live one.
 #include "resplock/variants/fair_lock.hpp"
 
-#include <cstring>
-
 #include "core/lua_scripts.hpp"
+#include "core/names.hpp"
 #include "core/outcome.hpp"
 #include "core/retry.hpp"
 #include "core/script.hpp"
@@ -27,16 +26,10 @@ using detail::fair_script;
 // attempts and the blocks below it add no copies of their own to the stack).
 class FairLock::Names {
   public:
-    // text_ is read only up to len_: zeroing it first would be wasted work.
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
-    Names(std::string_view base, std::string_view token) noexcept {
-        queue_ = add(base, ":q"sv, {});
-        entries_ = add(base, ":w"sv, {});
-        wake_ = add(base, ":f:"sv, token);
-    }
-    Names(const Names&) = delete;
-    Names& operator=(const Names&) = delete;
-    ~Names() = default;
+    Names(std::string_view base, std::string_view token) noexcept
+        : queue_(buf_.add(base, ":q"sv)),
+          entries_(buf_.add(base, ":w"sv)),
+          wake_(buf_.add(base, ":f:"sv, token)) {}
 
     std::string_view queue() const noexcept { return queue_; }      // BASE:q
     std::string_view entries() const noexcept { return entries_; }  // BASE:w
@@ -47,17 +40,9 @@ class FairLock::Names {
     }
 
   private:
-    std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
-        const std::size_t start = len_;
-        for (const std::string_view part : {a, b, c}) {
-            if (part.empty()) continue;  // {} has no data to copy from
-            std::memcpy(text_ + len_, part.data(), part.size());
-            len_ += part.size();
-        }
-        return {text_ + start, len_ - start};
-    }
-    char text_[3 * (RESPLOCK_MAX_KEY_LEN + companion_prefix_extra) + 2 + 2 + 3 + max_token_len];
-    std::size_t len_ = 0;
+    detail::NameBuffer<3 * (RESPLOCK_MAX_KEY_LEN + companion_prefix_extra) + 2 + 2 + 3 +
+                       max_token_len>
+        buf_;  // declared first: the views below point into it
     std::string_view queue_;
     std::string_view entries_;
     std::string_view wake_;

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/names.hpp"
 #include "core/outcome.hpp"
 #include "core/retry.hpp"
 #include "core/script.hpp"
@@ -34,18 +35,13 @@ constexpr std::size_t base_max = RESPLOCK_MAX_KEY_LEN + companion_prefix_extra;
 // and the blocks below it add no copies of their own to the stack).
 class Semaphore::Names {
   public:
-    // text_ is read only up to len_: zeroing it first would be wasted work.
-    // NOLINTNEXTLINE(cppcoreguidelines-pro-type-member-init)
-    Names(std::string_view base, std::string_view token) noexcept : prefix_len_(base.size() + 3) {
-        fence_ = add(base, ":fence"sv, {});
-        wake_ = add(base, ":wake"sv, {});
-        queue_ = add(base, ":q"sv, {});
-        entries_ = add(base, ":w"sv, {});
-        own_ = add(base, ":f:"sv, token);
-    }
-    Names(const Names&) = delete;
-    Names& operator=(const Names&) = delete;
-    ~Names() = default;
+    Names(std::string_view base, std::string_view token) noexcept
+        : fence_(buf_.add(base, ":fence"sv)),
+          wake_(buf_.add(base, ":wake"sv)),
+          queue_(buf_.add(base, ":q"sv)),
+          entries_(buf_.add(base, ":w"sv)),
+          own_(buf_.add(base, ":f:"sv, token)),
+          prefix_len_(base.size() + 3) {}
 
     std::string_view fence() const noexcept { return fence_; }      // BASE:fence
     std::string_view wake() const noexcept { return wake_; }        // BASE:wake
@@ -55,23 +51,14 @@ class Semaphore::Names {
     std::string_view prefix() const noexcept { return own_.substr(0, prefix_len_); }  // BASE:f:
 
   private:
-    std::string_view add(std::string_view a, std::string_view b, std::string_view c) noexcept {
-        const std::size_t start = len_;
-        for (const std::string_view part : {a, b, c}) {
-            if (part.empty()) continue;  // {} has no data to copy from
-            std::memcpy(text_ + len_, part.data(), part.size());
-            len_ += part.size();
-        }
-        return {text_ + start, len_ - start};
-    }
-    char text_[5 * base_max + 6 + 5 + 2 + 2 + 3 + max_token_len];
-    std::size_t len_ = 0;
-    std::size_t prefix_len_;
+    detail::NameBuffer<5 * base_max + 6 + 5 + 2 + 2 + 3 + max_token_len>
+        buf_;  // declared first: the views below point into it
     std::string_view fence_;
     std::string_view wake_;
     std::string_view queue_;
     std::string_view entries_;
     std::string_view own_;
+    std::size_t prefix_len_;
 };
 
 std::size_t semaphore_buffer_min() noexcept {

@@ -26,9 +26,8 @@ struct LockInfo {
 // RESPLOCK_MAX_KEY_LEN bytes and any token and TTL (the longest is the EVAL of the extend script).
 std::size_t lock_buffer_min() noexcept;
 
-// Options of one acquisition (fencing numbers, once per interval, wake on release): see
-// "resplock/core/lock_options.hpp", which defines it. Lock's calls that take one are
-// implemented there too, so a firmware that never uses them does not link them.
+// Options of one acquisition (fencing numbers, once per interval, wake on release, an owner
+// label): defined in "resplock/core/lock_options.hpp".
 struct AcquireOptions;
 
 class Lock {

@@ -1,4 +1,4 @@
-// Lock's calls with AcquireOptions (src/variants/lock_options.cpp) over the mock port: the exact
+// Lock's calls with AcquireOptions (src/core/lock.cpp) over the mock port: the exact
 // acquire-script requests (KEYS and ARGV with and without KEY:once and KEY:fence), the NOSCRIPT
 // fallback, busy replies carrying the PTTL that bounds the wait, fence numbers (decimal digits in
 // a bulk string, exact over all 63 bits INCR can reach, and nothing else), the refusal of a

@@ -683,16 +683,23 @@ TEST(retry_takes_the_busy_pause_after_busy_and_the_backoff_after_anything_else) 
     MockPort mock;
     mock.random_next = 255;
     mock.random_step = 0;
-    const Status statuses[] = {Status::busy, Status::loading, Status::busy, Status::busy};
-    // The busy pause (30) replaces the backoff after busy, and the holder's PTTL still bounds it.
-    const std::int64_t ttls[] = {-1, 12, -1};
-    Attempts s{mock, statuses, 4, ttls};
+    const Status statuses[] = {Status::busy, Status::loading, Status::busy};
+    // The busy pause (30) replaces the backoff after busy, and the holder's PTTL still bounds it;
+    // one PTTL for each busy attempt followed by a pause (the last attempt, at the deadline, has
+    // none).
+    const std::int64_t ttls[] = {-1, 12, -1, -1};
+    Attempts s{mock, statuses, 3, ttls};
     s.busy_pause_ms = 30;
-    CHECK_EQ(s.run(1000), Status::busy);
+    const std::uint32_t start = mock.now_ms;
+    CHECK_EQ(s.run(100), Status::busy);
+    CHECK_EQ(s.paused, 5U);
     CHECK_EQ(s.pauses[0], 30U);  // busy, PTTL unknown
     CHECK_EQ(s.pauses[1], 20U);  // loading: the backoff, doubled once
     CHECK_EQ(s.pauses[2], 12U);  // busy, PTTL 12
     CHECK_EQ(s.pauses[3], 30U);
+    CHECK_EQ(s.pauses[4], 8U);  // what is left of the wait
+    CHECK_EQ(s.ttl_reads, 4U);
+    CHECK_EQ(mock.now_ms - start, 100U);
 }
 
 TEST(retry_ends_with_ok_when_a_pause_reports_a_hand_over) {

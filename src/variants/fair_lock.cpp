@@ -98,7 +98,10 @@ Status FairLock::attempt(char op, Wait& w) noexcept {
                                  {ttl_text, resp::format_decimal(w.ttl_ms, ttl_text)},
                                  {entry_text, resp::format_decimal(w.entry_ms, entry_text)},
                                  w.names.prefix()};
-    if (!detail::eval_fits(connection(), fair_script, args, 11)) return Status::too_large;
+    if (!detail::eval_fits(connection(), fair_script, args, 11)) {
+        lock_.hold().drop();  // nothing was sent with this token
+        return Status::too_large;
+    }
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     Status s = detail::eval(connection(), fair_script, args, 11, reply,

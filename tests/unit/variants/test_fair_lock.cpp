@@ -229,3 +229,18 @@ TEST(empty_and_oversized_keys_are_refused_unsent) {
 }
 
 }  // namespace
+
+TEST(an_attempt_that_does_not_fit_is_refused_unsent_and_keeps_no_token) {
+    // A previous request went out, so that "sent" cannot be read from the connection's state.
+    support::MockConnection<2048> m(support::with_timeout(2000), 900);
+    FairLock lock(m.conn, "k");
+    m.mock.on_connect().expect(wire::cmd({"PING"})).reply("+PONG\r\n");
+    const std::string_view ping[] = {"PING"};
+    resplock::resp::Reply reply;
+    CHECK_EQ(m.conn.command(ping, 1, reply, resplock::Deadline::after(m.port, 1000)), Status::ok);
+    CHECK_EQ(lock.acquire(10000), Status::too_large);
+    CHECK(lock.token().empty());
+    CHECK_EQ(lock.try_acquire(10000, 1000), Status::too_large);
+    CHECK(lock.token().empty());
+    CHECK(m.mock.done());
+}

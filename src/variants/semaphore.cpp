@@ -40,15 +40,17 @@ class Semaphore::Names {
           wake_(buf_.add(base, ":wake"sv)),
           queue_(buf_.add(base, ":q"sv)),
           entries_(buf_.add(base, ":w"sv)),
-          own_(buf_.add(base, ":f:"sv, token)),
-          prefix_len_(base.size() + 3) {}
+          own_(buf_.add(base, ":f:"sv, token)) {}
 
     std::string_view fence() const noexcept { return fence_; }      // BASE:fence
     std::string_view wake() const noexcept { return wake_; }        // BASE:wake
     std::string_view queue() const noexcept { return queue_; }      // BASE:q
     std::string_view entries() const noexcept { return entries_; }  // BASE:w
     std::string_view own() const noexcept { return own_; }          // BASE:f:TOKEN
-    std::string_view prefix() const noexcept { return own_.substr(0, prefix_len_); }  // BASE:f:
+    // BASE:f:, the wake lists' prefix.
+    std::string_view prefix() const noexcept {
+        return own_.substr(0, queue_.size() + 1);  // BASE:q is as long as BASE:f
+    }
 
   private:
     detail::NameBuffer<5 * base_max + 6 + 5 + 2 + 2 + 3 + max_token_len>
@@ -58,7 +60,6 @@ class Semaphore::Names {
     std::string_view queue_;
     std::string_view entries_;
     std::string_view own_;
-    std::size_t prefix_len_;
 };
 
 std::size_t semaphore_buffer_min() noexcept {

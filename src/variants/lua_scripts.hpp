@@ -60,8 +60,8 @@ inline constexpr char reentrant_release_text[] =
     "c<1 then r('del',k) end return c";
 inline constexpr Script reentrant_release_script = {{reentrant_release_sha1, 40}, {reentrant_release_text, 211}};
 
-// src/variants/lua/semaphore.lua (2026 bytes)
-inline constexpr char semaphore_sha1[] = "85cd0c3ff01a28319ad74b466064f49358b8b731";
+// src/variants/lua/semaphore.lua (2196 bytes)
+inline constexpr char semaphore_sha1[] = "1615af72c5860cf0ad6da7e930616991ff7ca40a";
 inline constexpr char semaphore_text[] =
     "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local "
     "o,t,p=a[1],a[2],a[6] local c=r('time') local n=c[1]*1000+math.floor(c[2]/1000) local "
@@ -77,19 +77,21 @@ inline constexpr char semaphore_text[] =
     "then e=v else local d=p..w r('del',d) r('rpush',d,v) r('pexpire',d,l) end end "
     "r('lpop',k[4]) r('hdel',k[5],w) end end local b=r('zscore',k[1],t) if o=='q' then local "
     "s,v=0,r('hvals',k[5]) for i=1,#v do if (tonumber(string.match(v[i],'^%d+')) or 0)>n then "
-    "s=s+1 end end return {r('zcard',k[1]),b and b-n or -2,s} end if o=='e' then if not b then "
-    "return 0 end r('zadd',k[1],'xx',n+a[3],t) if r('pttl',k[2])<tonumber(a[3]) then "
-    "r('pexpire',k[2],a[3]) end x() return 1 end if o=='r' then local d=r('zrem',k[1],t) if "
-    "g()==0 and d==1 then r('del',k[3]) r('rpush',k[3],1) r('pexpire',k[3],1000) end x() "
-    "return d end if b then local e=r('lpop',p..t) or '' r('del',p..t) return {e,b-n} end if "
-    "o=='l' then r('lrem',k[4],0,t) r('hdel',k[5],t) end local h,e=g(t) if not e and o~='l' "
-    "and r('llen',k[4])==0 and r('zcard',k[1])<tonumber(a[4]) then e=f(t,a[3]) end if h>0 or e "
-    "then x() end if e then return {e,r('zscore',k[1],t)-n} end if o=='a' then if not "
-    "r('hget',k[5],t) then r('rpush',k[4],t) end "
-    "r('hset',k[5],t,(n+a[5])..':'..a[3]..':'..a[4]) for i=4,5 do if "
+    "s=s+1 end end return {r('zcard',k[1]),b and b-n or -2,s} end if o=='h' then local "
+    "z,s=r('zrange',k[1],a[3],a[3]+a[5]-1,'withscores'),{} for i=1,#z,2 do "
+    "s[i]=string.match(z[i],'^([^:]+):%x+$') or '' s[i+1]=z[i+1]-n end return s end if o=='e' "
+    "then if not b then return 0 end r('zadd',k[1],'xx',n+a[3],t) if "
+    "r('pttl',k[2])<tonumber(a[3]) then r('pexpire',k[2],a[3]) end x() return 1 end if o=='r' "
+    "then local d=r('zrem',k[1],t) if g()==0 and d==1 then r('del',k[3]) r('rpush',k[3],1) "
+    "r('pexpire',k[3],1000) end x() return d end if b then local e=r('lpop',p..t) or '' "
+    "r('del',p..t) return {e,b-n} end if o=='l' then r('lrem',k[4],0,t) r('hdel',k[5],t) end "
+    "local h,e=g(t) if not e and o~='l' and r('llen',k[4])==0 and "
+    "r('zcard',k[1])<tonumber(a[4]) then e=f(t,a[3]) end if h>0 or e then x() end if e then "
+    "return {e,r('zscore',k[1],t)-n} end if o=='a' then if not r('hget',k[5],t) then "
+    "r('rpush',k[4],t) end r('hset',k[5],t,(n+a[5])..':'..a[3]..':'..a[4]) for i=4,5 do if "
     "r('pttl',k[i])<tonumber(a[5]) then r('pexpire',k[i],a[5]) end end end local "
     "z=r('zrange',k[1],0,0,'withscores') return z[2] and z[2]-n or -1";
-inline constexpr Script semaphore_script = {{semaphore_sha1, 40}, {semaphore_text, 2026}};
+inline constexpr Script semaphore_script = {{semaphore_sha1, 40}, {semaphore_text, 2196}};
 
 }  // namespace resplock::detail
 // clang-format on

@@ -248,8 +248,8 @@ Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
     return s;
 }
 
-Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply,
-                      std::uint32_t wait_ms) noexcept {
+Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply, Deadline until,
+                      std::string_view entry) noexcept {
     const Names names(base(), token());
     char limit_text[10];
     std::string_view args[14] = {{},
@@ -264,19 +264,17 @@ Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply,
                                  token().empty() ? ""sv : token(),
                                  ttl,
                                  {limit_text, resp::format_decimal(limit_, limit_text)},
-                                 "0"sv,
+                                 entry,
                                  names.prefix()};
     if (!detail::eval_fits(conn_, semaphore_script, args, 14)) return Status::too_large;
-    return detail::eval(conn_, semaphore_script, args, 14, reply,
-                        Deadline::after(conn_.port(), wait_ms));
+    return detail::eval(conn_, semaphore_script, args, 14, reply, until);
 }
 
 Status Semaphore::release() noexcept {
     if (key().empty() || token().empty()) return Status::invalid_argument;
     resp::Reply reply;
     // Companion keys are touched too: a WRONGTYPE says nothing of the lease (key_only false).
-    const Status s = detail::owner_answer(conn_, run('r', "0"sv, reply, conn_.config().timeout_ms),
-                                          reply, false);
+    const Status s = detail::owner_answer(conn_, run('r', "0"sv, reply, timeout()), reply, false);
     hold_.validity().end();
     if (s == Status::ok || s == Status::expired || s == Status::not_owner) hold_.drop();
     return s;
@@ -294,8 +292,9 @@ Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s =
-        detail::owner_answer(conn_, run('e', {ttl_text, ttl_len}, reply, wait_ms), reply, false);
+    const Status s = detail::owner_answer(
+        conn_, run('e', {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)), reply,
+        false);
     if (s == Status::ok) {
         validity.start(sent_at, ttl_ms);
     } else if (s == Status::expired || s == Status::not_owner) {
@@ -310,7 +309,7 @@ Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 Status Semaphore::query(SemaphoreInfo& info) noexcept {
     if (key().empty()) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s = run('q', "0"sv, reply, conn_.config().timeout_ms);
+    const Status s = run('q', "0"sv, reply, timeout());
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
     if (reply.count != 4 || !v[0].is(resp::Type::array) || v[0].size != 3) {
@@ -326,6 +325,42 @@ Status Semaphore::query(SemaphoreInfo& info) noexcept {
     info.mine = v[2].integer >= 0 && !token().empty();
     info.ttl_ms = info.mine ? v[2].integer : -2;
     info.waiters = static_cast<std::uint32_t>(v[3].integer);
+    return Status::ok;
+}
+
+Status Semaphore::holders(HolderVisit visit, void* ctx) noexcept {
+    if (key().empty() || visit == nullptr) return Status::invalid_argument;
+    // The array's header leaves RESPLOCK_MAX_REPLY_VALUES - 1 values: a label and ms for each.
+    constexpr std::uint32_t page = (RESPLOCK_MAX_REPLY_VALUES - 1) / 2;
+    static_assert(page >= 1, "holders() needs RESPLOCK_MAX_REPLY_VALUES of 3 or more");
+    char page_text[10];
+    const std::string_view count{page_text, resp::format_decimal(page, page_text)};
+    const Deadline until = timeout();
+    // Never more leases than the largest limit: the bound ends the loop whatever the server says.
+    for (std::uint32_t from = 0; from <= max_limit; from += page) {
+        if (from != 0 && until.remaining(conn_.port()) == 0) return Status::busy;
+        char from_text[10];
+        resp::Reply reply;
+        const Status s =
+            run('h', {from_text, resp::format_decimal(from, from_text)}, reply, until, count);
+        if (s != Status::ok) return s;
+        const resp::Value* v = reply.values;
+        if (!v[0].is(resp::Type::array) || v[0].size % 2 != 0 || v[0].size > 2 * page ||
+            reply.count != v[0].size + 1) {
+            return Status::protocol_error;
+        }
+        for (std::size_t i = 1; i < reply.count; i += 2) {
+            if (!v[i].is(resp::Type::bulk_string) || v[i].size > max_owner_len ||
+                !v[i + 1].is(resp::Type::integer) || v[i + 1].integer < 0 ||
+                v[i + 1].integer > max_ttl_ms) {
+                return Status::protocol_error;
+            }
+        }
+        for (std::size_t i = 1; i < reply.count; i += 2) {
+            visit(ctx, {{v[i].data, v[i].size}, static_cast<std::uint32_t>(v[i + 1].integer)});
+        }
+        if (v[0].size < 2 * page) return Status::ok;
+    }
     return Status::ok;
 }
 

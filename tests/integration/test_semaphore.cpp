@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -35,7 +36,7 @@ using resplock::SemaphoreInfo;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* semaphore_sha = "85cd0c3ff01a28319ad74b466064f49358b8b731";
+constexpr const char* semaphore_sha = "1615af72c5860cf0ad6da7e930616991ff7ca40a";
 
 struct Client : support::PosixClient {
     explicit Client(std::size_t buf_size = resplock::semaphore_buffer_min())
@@ -422,6 +423,49 @@ TEST(the_renewer_keeps_a_lease_alive) {
     CHECK_EQ(sem.release(), Status::ok);
     CHECK_EQ(other.acquire(300), Status::ok);
     CHECK_EQ(other.release(), Status::ok);
+}
+
+// holders(): one line per live lease, the first to end first, with its owner label and never its
+// token; more leases than one reply's page holds.
+TEST(holders_lists_labels_and_remaining_time_never_tokens) {
+    clear("sem:holders");
+    Client c[7];
+    std::vector<std::unique_ptr<Semaphore>> sems;
+    for (int i = 0; i < 7; ++i) {
+        sems.push_back(std::make_unique<Semaphore>(c[i].conn, "sem:holders", 10));
+        if (i != 3) REQUIRE_EQ(sems[i]->set_owner("dev-" + std::to_string(i)), Status::ok);
+        REQUIRE_EQ(sems[i]->acquire(static_cast<std::uint32_t>(10000 + 1000 * i)), Status::ok);
+    }
+    Client reader;
+    Semaphore view(reader.conn, "sem:holders", 10);
+    std::vector<std::pair<std::string, std::uint32_t>> seen;
+    CHECK_EQ(view.holders(
+                 [](void* ctx, const resplock::SemaphoreHolder& h) noexcept {
+                     static_cast<decltype(seen)*>(ctx)->emplace_back(std::string(h.owner),
+                                                                     h.remaining_ms);
+                 },
+                 &seen),
+             Status::ok);
+    REQUIRE_EQ(seen.size(), std::size_t{7});
+    for (int i = 0; i < 7; ++i) {
+        const auto& [owner, ms] = seen[static_cast<std::size_t>(i)];
+        CHECK_EQ(owner, i == 3 ? std::string() : "dev-" + std::to_string(i));
+        // Its TTL less the time since the grant, on the server's clock.
+        CHECK(ms <= static_cast<std::uint32_t>(10000 + 1000 * i));
+        CHECK(ms > static_cast<std::uint32_t>(10000 + 1000 * i - 2000));
+    }
+    std::printf("      7 holders in 3 pages: first %s %u ms, last %s %u ms\n",
+                seen.front().first.c_str(), seen.front().second, seen.back().first.c_str(),
+                seen.back().second);
+    for (auto& sem : sems)
+        CHECK_EQ(sem->release(), Status::ok);
+    int left = 0;
+    CHECK_EQ(
+        view.holders(
+            [](void* ctx, const resplock::SemaphoreHolder&) noexcept { ++*static_cast<int*>(ctx); },
+            &left),
+        Status::ok);
+    CHECK_EQ(left, 0);
 }
 
 // After all the above (fair queues, wake lists, fencing counters included), every key of the

@@ -66,6 +66,13 @@ struct SemaphoreInfo {
     std::uint32_t waiters = 0;  // live entries in the fair queue
 };
 
+// One live lease, as holders() shows it.
+struct SemaphoreHolder {
+    std::string_view owner;          // its owner label (set_owner()), empty for none; the text
+                                     // lives only until the visit returns
+    std::uint32_t remaining_ms = 0;  // ms it has left on the server's clock
+};
+
 // Smallest connection buffer that fits every request of a Semaphore with a key of
 // RESPLOCK_MAX_KEY_LEN bytes and the longest owner label (the longest is the EVAL of its script). A
 // smaller buffer works for shorter keys; a request that does not fit is refused unsent with
@@ -129,6 +136,16 @@ class Semaphore {
     // connection/error-reply statuses.
     Status query(SemaphoreInfo& info) noexcept;
 
+    // Calls visit(ctx, holder) for each live lease, the first to end first: its owner label
+    // (never its token, which would let the reader release it) and the ms it has left. The leases
+    // come in pages of (RESPLOCK_MAX_REPLY_VALUES - 1) / 2 per round trip, all within the
+    // connection's timeout: a lease granted, renewed or released between two pages may be
+    // shown twice or not at all (query() counts them in one step). ok (every page read),
+    // invalid_argument (bad key or limit, null visit), protocol_error, busy (the timeout ran
+    // out first: the leases visited so far are correct), or connection/error-reply statuses.
+    using HolderVisit = void (*)(void* ctx, const SemaphoreHolder& holder) noexcept;
+    Status holders(HolderVisit visit, void* ctx) noexcept;
+
     // Takes over a token obtained elsewhere, so that release() and extend() can act for it, with
     // no local validity until extend() succeeds. ok or invalid_argument (a bad key or limit, an
     // empty token or one over max_token_len bytes).
@@ -153,9 +170,15 @@ class Semaphore {
     Status attempt(char op, Wait& w) noexcept;
     // The pause between attempts: a block on a wake list when one may be pushed, else a sleep.
     static Status pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
-    // The script with op r, e or q for the current token; its reply awaited up to wait_ms.
-    Status run(char op, std::string_view ttl, resp::Reply& reply, std::uint32_t wait_ms) noexcept;
+    // The script with op r, e, q or h for the current token and the given ttl (h: the first
+    // position) and entry_ms (h: the page's size) arguments; its reply awaited until `until`.
+    Status run(char op, std::string_view ttl, resp::Reply& reply, Deadline until,
+               std::string_view entry = "0") noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
+    // The connection's timeout from now: how long a release, a query or holders() may take.
+    Deadline timeout() const noexcept {
+        return Deadline::after(conn_.port(), conn_.config().timeout_ms);
+    }
 
     Connection& conn_;
     Hold hold_;

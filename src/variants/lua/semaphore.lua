@@ -1,6 +1,6 @@
 -- The counting semaphore (src/variants/semaphore.cpp, resplock/variants/semaphore.hpp): at most
 -- `limit` holders, each with a lease of its own that ends at a time on the server's clock. One
--- script, six operations, so that the server caches one text.
+-- script, seven operations, so that the server caches one text.
 --
 -- KEYS[1]  KEY, the leases: a sorted set, member = a holder's token, score = the lease's expiry
 --          in ms on the server's clock (TIME); its PTTL follows the latest expiry
@@ -31,6 +31,9 @@
 --      plain waiter is woken through BASE:wake
 --   e  extend: 1 the caller's live lease now ends ARGV[3] ms from now, 0 it has none
 --   q  query: {live leases, ms left of the caller's lease (-2: none), live waiters queued}
+--   h  holders: the live leases from position ARGV[3] (0: the first to end), at most ARGV[5]
+--      of them, as a flat array {label, ms left, label, ms left, ...}; a label is the owner
+--      label in front of a token's hex ('' for a token without one): never a token itself
 -- Companion names are written BASE:suffix here; see semaphore.hpp for the real ones.
 --
 -- Names (part of the text sent): k KEYS, a ARGV, r redis.call, o the operation, t the token,
@@ -105,6 +108,15 @@ if o=='q' then
     if (tonumber(string.match(v[i],'^%d+')) or 0)>n then s=s+1 end
   end
   return {r('zcard',k[1]),b and b-n or -2,s}
+end
+
+if o=='h' then
+  local z,s=r('zrange',k[1],a[3],a[3]+a[5]-1,'withscores'),{}
+  for i=1,#z,2 do
+    s[i]=string.match(z[i],'^([^:]+):%x+$') or ''
+    s[i+1]=z[i+1]-n
+  end
+  return s
 end
 
 if o=='e' then

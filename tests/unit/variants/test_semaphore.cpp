@@ -5,6 +5,7 @@
 // the busy time, leaving the queue, and the answers of release, extend and query.
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "check.hpp"
 #include "mock_connection.hpp"
@@ -21,7 +22,7 @@ namespace {
 
 using wire::token0;
 
-constexpr std::string_view sha = "85cd0c3ff01a28319ad74b466064f49358b8b731";
+constexpr std::string_view sha = "1615af72c5860cf0ad6da7e930616991ff7ca40a";
 
 // One run of the script for key "k" and token0.
 std::string_view script(std::string_view op, std::string_view ttl, std::string_view limit,
@@ -441,6 +442,75 @@ TEST(query_reads_count_own_lease_and_waiters) {
     CHECK_EQ(info.waiters, 2U);
     CHECK_EQ(f.sem.query(info), Status::protocol_error);
     CHECK_EQ(f.sem.query(info), Status::protocol_error);
+    CHECK(f.mock.done());
+}
+
+// What holders() visited, as "label=ms" lines.
+struct Seen {
+    std::string text;
+    static void add(void* ctx, const resplock::SemaphoreHolder& h) noexcept {
+        auto& seen = static_cast<Seen*>(ctx)->text;
+        seen.append(h.owner.data(), h.owner.size());
+        seen += "=" + std::to_string(h.remaining_ms) + "\n";
+    }
+};
+
+TEST(holders_reads_the_leases_in_pages_until_one_is_short) {
+    Fixture f;
+    // RESPLOCK_MAX_REPLY_VALUES 8: pages of 3 (a header and 6 values).
+    f.mock.on_connect()
+        .expect(script("h", "0", "3", "3", ""))
+        .reply("*6\r\n$5\r\ndev-1\r\n:100\r\n$0\r\n\r\n:200\r\n$5\r\ndev-3\r\n:300\r\n")
+        .expect(script("h", "3", "3", "3", ""))
+        .reply("*2\r\n$5\r\ndev-4\r\n:400\r\n");
+    Seen seen;
+    CHECK_EQ(f.sem.holders(&Seen::add, &seen), Status::ok);
+    CHECK_EQ(seen.text, std::string("dev-1=100\n=200\ndev-3=300\ndev-4=400\n"));
+    CHECK(f.mock.done());
+}
+
+TEST(holders_with_none_live_or_a_full_last_page) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(script("h", "0", "3", "3", ""))
+        .reply("*0\r\n")
+        .expect(script("h", "0", "3", "3", ""))
+        .reply("*6\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:2\r\n$1\r\nc\r\n:3\r\n")
+        .expect(script("h", "3", "3", "3", ""))
+        .reply("*0\r\n");
+    Seen seen;
+    CHECK_EQ(f.sem.holders(&Seen::add, &seen), Status::ok);
+    CHECK(seen.text.empty());
+    CHECK_EQ(f.sem.holders(&Seen::add, &seen), Status::ok);
+    CHECK_EQ(seen.text, std::string("a=1\nb=2\nc=3\n"));
+    CHECK(f.mock.done());
+}
+
+TEST(holders_refuses_malformed_pages_before_visiting_any_of_them) {
+    const char* bad[] = {
+        ":1\r\n",                          // no array
+        "*1\r\n$1\r\na\r\n",               // a label without its ms
+        "*2\r\n:1\r\n:100\r\n",            // a label that is no string
+        "*2\r\n$1\r\na\r\n:-1\r\n",        // negative ms
+        "*2\r\n$1\r\na\r\n$3\r\n100\r\n",  // ms that is no integer
+        "*8\r\n$1\r\na\r\n:1\r\n$1\r\nb\r\n:2\r\n$1\r\nc\r\n:3\r\n$1\r\nd\r\n:4\r\n",  // over a
+                                                                                       // page
+        "*2\r\n*1\r\n:1\r\n:1\r\n",                                  // a nested array
+        "*2\r\n$33\r\naaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n:1\r\n",  // a label too long
+    };
+    for (const char* reply : bad) {
+        Fixture f;
+        f.mock.on_connect().expect(script("h", "0", "3", "3", "")).reply(reply);
+        Seen seen;
+        const Status s = f.sem.holders(&Seen::add, &seen);
+        CHECK(s == Status::protocol_error || s == Status::too_large);
+        CHECK(seen.text.empty());
+    }
+    Fixture f;
+    CHECK_EQ(f.sem.holders(nullptr, nullptr), Status::invalid_argument);
+    Fixture refused(0);
+    Seen seen;
+    CHECK_EQ(refused.sem.holders(&Seen::add, &seen), Status::invalid_argument);
     CHECK(f.mock.done());
 }
 

@@ -375,9 +375,9 @@ Status Semaphore::holders(HolderVisit visit, void* ctx) noexcept {
     for (std::uint32_t from = 0; from <= max_limit; from += page) {
         if (from != 0 && until.remaining(conn_.port()) == 0) return Status::busy;
         char from_text[10];
+        const std::size_t from_len = resp::format_decimal(from, from_text);
         resp::Reply reply;
-        const Status s =
-            run('h', {from_text, resp::format_decimal(from, from_text)}, reply, until, count);
+        const Status s = run('h', {from_text, from_len}, reply, until, count);
         if (s != Status::ok) return s;
         const resp::Value* v = reply.values;
         if (!v[0].is(resp::Type::array) || v[0].size % 2 != 0 || v[0].size > 2 * page ||

@@ -231,8 +231,10 @@ Depth sweep(const std::vector<Interval>& holds, int limit) {
 // it), and each of them is granted at most once before it: once granted, a contender queues again
 // behind it. So a call sees at most contenders - 1 grants to others (with smaller fencing numbers
 // than its own grant's: the numbers follow the server's order of the grants) between its start
-// and its end; and a contender whose call started later than `join_us` after this call's start
-// (it then joined the queue behind it) is never granted before it.
+// and its end (every grant counts, whichever call it ended); and a contender whose call started
+// later than `join_us` after this call's start (it then joined the queue behind it) is never
+// granted before it. Both assume each waiter refreshes its entry in time: one stalled past its
+// entry's lifetime loses its place and queues again at the end.
 struct Fairness {
     int calls = 0;                  // completed fair calls looked at
     int max_passed = 0;             // grants to others during one of them
@@ -245,7 +247,7 @@ Fairness fairness(const std::vector<Call>& calls, long long from_us, long long j
     Fairness r;
     std::vector<const Call*> granted;
     for (const Call& c : calls) {
-        if (c.fair && c.granted && c.call_us >= from_us) granted.push_back(&c);
+        if (c.granted) granted.push_back(&c);
     }
     for (const Call& c : calls) {
         if (!c.fair || c.call_us < from_us || (!c.granted && !c.busy)) continue;

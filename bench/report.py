@@ -7,8 +7,9 @@ the invariants. Prints a table for people, then `name value unit` lines for scri
 
 Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
 calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
-either: it would not be counting at all), two holders at once in a hand-off run, or an owner
-script whose digest run.sh did not confirm. Timings and ratios are reported, never checked.
+either: it would not be counting at all), two holders at once in a hand-off run, more than N
+holders at once in a run of the semaphore with N places, or an owner script whose digest run.sh
+did not confirm. Timings and ratios are reported, never checked.
 """
 
 import re
@@ -28,6 +29,13 @@ HANDOFF_FIGURES = ("acquisitions", "exclusion_overlaps", "max_holders", "acq_per
                    "blpop_per_acq", "acquire_requests_per_acq", "worker_acq_min",
                    "worker_acq_max", "server_us_per_script")
 LIBRARIES = ("resplock", "resplock_posix", "hiredis")
+# The semaphore's cases (kind, N places; 2N processes), in the order run.sh runs them: the fair
+# lock with 2 processes is the N = 1 baseline. Each case runs in both passes: hand-off (a process
+# rejoins once another acquired after its release) and spread (it tries again at once).
+SEMAPHORE_CASES = (("fairlock", 1), ("plain", 1), ("fair", 1), ("plain", 4), ("fair", 4),
+                   ("plain", 16), ("fair", 16))
+SEMAPHORE_PASSES = ("handoff", "spread")
+SEMAPHORE_FIGURES = HANDOFF_FIGURES + ("limit", "max_holders_recorded")
 
 
 def expected(v):
@@ -51,6 +59,10 @@ def expected(v):
             names += [("3/5 hand-off", f"spread.{s}.k{k}.{f}") for f in HANDOFF_FIGURES]
     names += [("3/5 hand-off", "idle_rtt.median_us"),
               ("3/5 hand-off", "idle_rtt.fair_release_median_us")]
+    for p in SEMAPHORE_PASSES:
+        for kind, n in SEMAPHORE_CASES:
+            names += [("3/5 hand-off", f"semaphore.{p}.{kind}.n{n}.{f}")
+                      for f in SEMAPHORE_FIGURES]
     if "cortex_m4.skipped" not in v:
         names += [("4/5 footprint", f"cortex_m4.{k}")
                   for k in ("core_flash", "core_ram", "core_stack_worst",
@@ -76,7 +88,7 @@ def missing_figures(v):
     # A part that ran yields work done: something other than nothing.
     for name, value in v.items():
         if re.match(r"round\d+\.(ours|hiredis|raw|limit_set|limit_evalsha)$", name) or \
-                re.match(r"(handoff|spread)\..*\.(acquisitions|handoffs)$", name):
+                re.match(r"(handoff|spread|semaphore)\..*\.(acquisitions|handoffs)$", name):
             try:
                 if float(value[0]) <= 0:
                     lines.append(f"{name} is {value[0]}: that run did no work")
@@ -339,6 +351,59 @@ def main():
           f" commandstats) / acquisitions (for wake, not the SET and PTTL its scripts call); a"
           f" round trip is half an uncontended cycle of part 1 ({rtt_us:.1f} us)")
 
+
+    print()
+    print("   Semaphore: N places, 2N processes, one key, hold 5 ms; the fair lock (2 processes) is"
+          " the N = 1 baseline, run in the same loop")
+    print("   hand-off: a process rejoins once another acquired after its release; spread: it tries"
+          " again at once (most and fewest acquisitions of one process)")
+    print(f"{'waiter':30} {'N':>2} {'procs':>5} {'acq/s':>7} {'/place':>7} {'median ms':>10}"
+          f" {'p99 ms':>8} {'req/acq':>8} {'BLPOP/acq':>10} {'fewest':>7} {'most':>6}"
+          f" {'spread: acq/s':>14} {'fewest':>7} {'most':>6}")
+    sem_labels = {"fairlock": "resplock FairLock (baseline)", "plain": "resplock Semaphore, plain",
+                  "fair": "resplock Semaphore, fair"}
+    for kind, n in SEMAPHORE_CASES:
+        p, g = f"semaphore.handoff.{kind}.n{n}.", f"semaphore.spread.{kind}.n{n}."
+        acq, medn, p99 = num(p + "acq_per_s"), num(p + "handoff_median_ms"), num(
+            p + "handoff_p99_ms")
+        req, blpop = num(p + "requests_per_acq"), num(p + "blpop_per_acq")
+        lo, hi = int(num(p + "worker_acq_min")), int(num(p + "worker_acq_max"))
+        g_acq, g_lo, g_hi = num(g + "acq_per_s"), int(num(g + "worker_acq_min")), int(
+            num(g + "worker_acq_max"))
+        print(f"{sem_labels[kind]:30} {n:2d} {2 * n:5d} {acq:7.1f} {acq / n:7.1f} {medn:10.2f}"
+              f" {p99:8.2f} {req:8.2f} {blpop:10.2f} {lo:7d} {hi:6d} {g_acq:14.1f} {g_lo:7d}"
+              f" {g_hi:6d}")
+        q = f"semaphore.{kind}.n{n}"
+        emit(f"{q}.acquisitions_per_s", acq, "1/s", "{:.1f}")
+        emit(f"{q}.acquisitions_per_s_per_place", acq / n, "1/s", "{:.1f}")
+        emit(f"{q}.delay_median", medn, "ms", "{:.2f}")
+        emit(f"{q}.delay_p99", p99, "ms", "{:.2f}")
+        emit(f"{q}.requests_per_acquisition", req, "requests", "{:.2f}")
+        emit(f"{q}.blpop_per_acquisition", blpop, "requests", "{:.2f}")
+        emit(f"{q}.handoffs", int(num(p + "handoffs")), "count")
+        emit(f"{q}.fewest", lo, "acquisitions")
+        emit(f"{q}.most", hi, "acquisitions")
+        emit(f"{q}.max_holders", int(num(p + "max_holders_recorded")), "holders")
+        emit(f"{q}.spread.acquisitions_per_s", g_acq, "1/s", "{:.1f}")
+        emit(f"{q}.spread.delay_median", num(g + "handoff_median_ms"), "ms", "{:.2f}")
+        emit(f"{q}.spread.fewest", g_lo, "acquisitions")
+        emit(f"{q}.spread.most", g_hi, "acquisitions")
+    base = "semaphore.handoff.fairlock.n1."
+    base_rate, base_med = num(base + "acq_per_s"), num(base + "handoff_median_ms")
+    base_p99, base_req = num(base + "handoff_p99_ms"), num(base + "requests_per_acq")
+    print("   next to the fair lock (its row above): the semaphore's figure / the fair lock's")
+    print(f"{'waiter':30} {'N':>2} {'acq/s per place':>16} {'median':>8} {'p99':>8}"
+          f" {'req/acq':>8}")
+    for kind, n in SEMAPHORE_CASES[1:]:
+        p = f"semaphore.handoff.{kind}.n{n}."
+        ratios = (num(p + "acq_per_s") / n / base_rate, num(p + "handoff_median_ms") / base_med,
+                  num(p + "handoff_p99_ms") / base_p99, num(p + "requests_per_acq") / base_req)
+        print(f"{sem_labels[kind]:30} {n:2d} {ratios[0]:16.2f} {ratios[1]:8.2f} {ratios[2]:8.2f}"
+              f" {ratios[3]:8.2f}")
+        for name, ratio in zip(("per_place_rate", "delay_median", "delay_p99", "requests"),
+                               ratios):
+            emit(f"semaphore.{kind}.n{n}.vs_fairlock.{name}", ratio, "ratio", "{:.2f}")
+
     print()
     print("== 4. Footprint")
     if "cortex_m4.skipped" in v:
@@ -406,6 +471,28 @@ def main():
                    f" runs, {sum(overlaps.values())} returned before an earlier holder sent its"
                    f" release, at most {max(holders.values())} holder(s) at once"
                    + (f" (broken in {', '.join(broken)})" if broken else "")))
+    sem_runs = [f"semaphore.{p}.{kind}.n{n}" for p in SEMAPHORE_PASSES
+                for kind, n in SEMAPHORE_CASES]
+    sem_broken, most_seen = [], {}
+    for run in sem_runs:
+        places = int(run.rsplit(".n", 1)[1])
+        live, recorded = int(num(run + ".max_holders")), int(num(run + ".max_holders_recorded"))
+        over, limit = int(num(run + ".exclusion_overlaps")), int(num(run + ".limit"))
+        most_seen[places] = max(most_seen.get(places, 0), recorded, live)
+        if limit != places or over != 0 or live > places or recorded > places:
+            sem_broken.append(f"{run}: {recorded} holders at once in the recorded intervals,"
+                              f" {live} counted live, {over} grants while {places} held"
+                              + (f", limit {limit}" if limit != places else ""))
+    sem_acquisitions = sum(int(num(run + ".acquisitions")) for run in sem_runs)
+    sem_over = sum(int(num(run + ".exclusion_overlaps")) for run in sem_runs)
+    limits = sorted(most_seen)
+    checks.append((not sem_broken,
+                   f"semaphore limit (at most N holders at once, from the recorded hold intervals"
+                   f" and the live count): {sem_acquisitions} acquisitions in {len(sem_runs)} runs,"
+                   f" {sem_over} returned while N earlier holders had not sent their release, most"
+                   f" holders seen {' / '.join(str(most_seen[k]) for k in limits)} at N ="
+                   f" {' / '.join(str(k) for k in limits)}"
+                   + (f" (broken in {'; '.join(sem_broken)})" if sem_broken else "")))
     ours_a, ours_f = int(num("heap.ours.allocs")), int(num("heap.ours.frees"))
     checks.append((ours_a == 0 and ours_f == 0,
                    f"heap: resplock made {ours_a} allocations and {ours_f} frees in {n} measured"

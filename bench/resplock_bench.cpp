@@ -7,21 +7,28 @@
 //       acquire + release on one connection, CYCLES times after a warm-up; prints the rate and,
 //       when malloc_count is preloaded, the heap calls made inside the measured loop. hiredis
 //       and raw release with EVALSHA of the library's owner script, as ours does.
-//   handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]
+//   handoff backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS SECONDS [rejoin|greedy [LIMIT]]
 //       starts PROCS worker processes contending for one key and reports acquisitions per
-//       second, the hand-off delay (from the moment the holder's release request is sent, the
+//       second, the hand-off delay (from the moment a holder's release request is sent, the
 //       start of its send(), to the moment the next holder's acquiring call returns holding the
-//       lock), the server's request count per acquisition, the fewest and the most acquisitions
-//       of one worker, and two counts of broken mutual exclusion (both must be 0): acquisitions
-//       that returned before an earlier holder had sent its release, and the most holders seen
-//       at once.
+//       lock; with LIMIT places, each release is paired with the first grant after it that no
+//       earlier release was paired with), the server's request count per acquisition, the fewest
+//       and the most acquisitions of one worker, and the checks of the limit (LIMIT holders for
+//       the semaphore, 1 for the locks): acquisitions that returned while LIMIT earlier holders
+//       had not yet sent their release (must be 0), and the most holders at once, counted live
+//       and from the recorded hold intervals (neither may exceed LIMIT).
 //       backoff: try_acquire; poll: acquire, then sleep 100 ms; wake: try_acquire and release
 //       with AcquireOptions::wake (waiters block in BLPOP, a release wakes one); fair: FairLock
-//       (waiters queue, a release hands the lock to the first one).
-//       rejoin (the default): a worker that released tries again only once another has taken
-//       the lock, so that every acquisition is a hand-off; greedy: it tries again at once, as a
-//       device that always wants the lock does (what the spread per worker is measured with).
-//   worker backoff|poll|wake|fair PORT PROCS HOLD_MS START_NS END_NS SHARED_FD GREEDY
+//       (waiters queue, a release hands the lock to the first one); sem: Semaphore with LIMIT
+//       places (default 1), plain mode (waiters block on its wake list, a release wakes one);
+//       fairsem: the same in the fair mode (waiters queue, a release hands its place to the
+//       first one).
+//       rejoin (the default): a worker that released tries again only once another has acquired
+//       after its release, so that every acquisition is a hand-off; greedy: it tries again at
+//       once, as a device that always wants the lock does (what the spread per worker is
+//       measured with).
+//   worker backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS START_NS END_NS SHARED_FD
+//          GREEDY LIMIT
 //       (started by handoff)
 //   idle_rtt PORT COUNT GAP_US
 //       PING round trips of a client that sleeps GAP_US before each one, as a waiter does before
@@ -50,15 +57,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "resplock/core/companion.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/lock_options.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 // Internal (src/core, on this program's include path): the owner script, so that the bench
 // loads and calls exactly the script the library sends.
@@ -330,7 +340,8 @@ struct Shared {
     std::atomic<std::uint64_t> acquisitions;
     // Workers between a successful acquire and the start of their release, and the most seen at
     // once. A worker leaves before it sends its release and the next one enters after its
-    // acquire returned, which the server ordered after that release: more than 1 is two holders.
+    // acquire returned, which the server ordered after that release: more than 1 is two holders
+    // (for the semaphore, more than its limit is one holder too many).
     std::atomic<int> holders;
     std::atomic<int> max_holders;
 };
@@ -367,13 +378,43 @@ struct FairClient {
           lock(conn, key) {}
 };
 
+// The semaphore over its own connection: its script needs semaphore_buffer_min() bytes (about
+// 3 KB), more than the fair lock's 2048.
+struct SemClient {
+    resplock_posix_t net{};
+    resplock_port_t port;
+    resplock::ConnectionConfig cfg;
+    char buf[4096];
+    resplock::Connection conn;
+    resplock::Semaphore sem;
+
+    SemClient(std::uint16_t server_port, const char* key, std::uint32_t limit, bool fair,
+              bool stamp)
+        : port(posix_port(net, stamp)),
+          cfg(OurClient::config(server_port)),
+          conn(port, cfg, buf, sizeof buf),
+          sem(conn, key, limit, fair) {
+        if (sizeof buf < resplock::semaphore_buffer_min()) {
+            fail("the semaphore's buffer is smaller than semaphore_buffer_min()");
+        }
+    }
+};
+
+bool semaphore_strategy(const std::string& strategy) {
+    return strategy == "sem" || strategy == "fairsem";
+}
+
 int worker_mode(int argc, char** argv) {
-    if (argc != 10) {
-        fail("usage: worker backoff|poll|wake|fair PORT PROCS HOLD_MS START_NS END_NS FD GREEDY");
+    if (argc != 11) {
+        fail(
+            "usage: worker backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS START_NS END_NS"
+            " FD GREEDY LIMIT");
     }
     const bool poll = std::strcmp(argv[2], "poll") == 0;
     const bool fair = std::strcmp(argv[2], "fair") == 0;
+    const bool sem = semaphore_strategy(argv[2]);
     const bool greedy = std::strcmp(argv[9], "1") == 0;
+    const auto limit = static_cast<std::uint32_t>(parse_long(argv[10], "limit"));
     resplock::AcquireOptions options;
     options.wake = std::strcmp(argv[2], "wake") == 0;
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
@@ -386,9 +427,10 @@ int worker_mode(int argc, char** argv) {
     if (mem == MAP_FAILED) fail("worker: mmap failed");
     auto* shared = static_cast<Shared*>(mem);
 
-    OurClient me(port, kHandoffKey, !fair);
+    OurClient me(port, kHandoffKey, !fair && !sem);
     FairClient fair_me(port, kHandoffKey, fair);
-    resplock::Connection& conn = fair ? fair_me.conn : me.conn;
+    SemClient sem_me(port, kHandoffKey, limit, std::strcmp(argv[2], "fairsem") == 0, sem);
+    resplock::Connection& conn = fair ? fair_me.conn : sem ? sem_me.conn : me.conn;
     if (conn.connect(resplock::Deadline::after(me.port, 2000)) != Status::ok) {
         fail("worker: cannot connect");
     }
@@ -403,6 +445,10 @@ int worker_mode(int argc, char** argv) {
             const auto wait_ms = static_cast<std::uint32_t>(
                 std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
             s = fair_me.lock.try_acquire(kHandoffTtlMs, wait_ms);
+        } else if (sem) {
+            const auto wait_ms = static_cast<std::uint32_t>(
+                std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
+            s = sem_me.sem.try_acquire(kHandoffTtlMs, wait_ms);
         } else {
             const auto wait_ms = static_cast<std::uint32_t>(
                 std::max<std::int64_t>(0, (end_ns - now_ns()) / 1000000));
@@ -415,17 +461,24 @@ int worker_mode(int argc, char** argv) {
         int most = shared->max_holders.load();
         while (holding > most && !shared->max_holders.compare_exchange_weak(most, holding)) {
         }
-        const std::uint64_t mine = shared->acquisitions.fetch_add(1) + 1;
+        shared->acquisitions.fetch_add(1);
         sleep_ns(hold_ns);
+        // The acquisitions so far, read before this release is sent (with a lock, the count at
+        // this acquisition: nobody else acquires while it is held).
+        const std::uint64_t before_release = shared->acquisitions.load();
         shared->holders.fetch_sub(1);
         g_send_stamp.armed = true;
-        const Status r = fair ? fair_me.lock.release() : me.lock.release(options);
+        const Status r = fair  ? fair_me.lock.release()
+                         : sem ? sem_me.sem.release()
+                               : me.lock.release(options);
         if (r != Status::ok) fail("worker: release failed");
         if (g_send_stamp.armed) fail("worker: the release sent no request");
         holds.push_back({acquired, g_send_stamp.at_ns, 0});
-        // Rejoin only once another process has taken the lock: otherwise the releaser, already
-        // connected and awake, re-takes it at once and the waiters never get a hand-off.
-        while (!greedy && procs > 1 && shared->acquisitions.load() == mine && now_ns() < end_ns) {
+        // Rejoin only once another process has acquired after this release: otherwise the
+        // releaser, already connected and awake, re-takes its place at once and the waiters never
+        // get a hand-off.
+        while (!greedy && procs > 1 && shared->acquisitions.load() == before_release &&
+               now_ns() < end_ns) {
             sleep_ns(100000);
         }
     }
@@ -454,27 +507,94 @@ double percentile(std::vector<double> v, double p) {
     return v[rank == 0 ? 0 : rank - 1];
 }
 
+// What the recorded holds of one run say, with `limit` places (1 for a lock).
+struct HoldFigures {
+    long over_limit = 0;            // acquisitions that returned while `limit` others were held
+    int most = 0;                   // the most holds at once
+    std::vector<double> delays_ms;  // from a release to the grant it is paired with
+};
+
+// Walks the holds' enter (acquired_ns) and exit (release_ns) times in order. Each hold lies inside
+// the holder's real tenure: it begins after the grant's reply came back and ends before the
+// release request left. An enter and an exit at the same time count the enter first, as an
+// overlap. Each release is paired with the first grant after it that no earlier release was
+// paired with: the place it freed, taken by the next holder (with one place, the next hold).
+HoldFigures hold_figures(const std::vector<Hold>& holds, long limit) {
+    struct Event {
+        std::int64_t at_ns;
+        bool enter;
+    };
+    std::vector<Event> events;
+    events.reserve(2 * holds.size());
+    for (const Hold& h : holds) {
+        events.push_back({h.acquired_ns, true});
+        events.push_back({h.release_ns, false});
+    }
+    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
+        return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : a.enter && !b.enter;
+    });
+    HoldFigures f;
+    int holding = 0;
+    std::deque<std::int64_t> freed;  // releases not yet followed by a grant
+    for (const Event& e : events) {
+        if (!e.enter) {
+            --holding;
+            freed.push_back(e.at_ns);
+            continue;
+        }
+        if (holding >= limit) ++f.over_limit;
+        f.most = std::max(f.most, ++holding);
+        if (!freed.empty()) {
+            f.delays_ms.push_back(static_cast<double>(e.at_ns - freed.front()) / 1e6);
+            freed.pop_front();
+        }
+    }
+    return f;
+}
+
+// The companion keys of kHandoffKey that a run may leave (the fair lock's and the semaphore's),
+// as one DEL with the key itself.
+std::string handoff_cleanup() {
+    char base[64];
+    static_assert(std::char_traits<char>::length(kHandoffKey) + resplock::companion_prefix_extra <=
+                  sizeof base);
+    const std::size_t len = resplock::companion_prefix(kHandoffKey, base);
+    const std::string b(base, len);
+    std::string del = std::string("DEL ") + kHandoffKey + " " + kHandoffKey + ":wake";
+    for (const char* suffix : {":q", ":w", ":fence", ":wake"})
+        del += " " + b + suffix;
+    return del;
+}
+
 int handoff_mode(int argc, char** argv) {
-    if (argc != 7 && argc != 8) {
-        fail("usage: handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]");
+    if (argc < 7 || argc > 9) {
+        fail(
+            "usage: handoff backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS SECONDS"
+            " [rejoin|greedy [LIMIT]]");
     }
     const std::string strategy = argv[2];
-    if (strategy != "backoff" && strategy != "poll" && strategy != "wake" && strategy != "fair") {
+    const bool sem = semaphore_strategy(strategy);
+    if (strategy != "backoff" && strategy != "poll" && strategy != "wake" && strategy != "fair" &&
+        !sem) {
         fail("unknown strategy " + strategy);
     }
-    const std::string join = argc == 8 ? argv[7] : "rejoin";
+    const std::string join = argc >= 8 ? argv[7] : "rejoin";
     if (join != "rejoin" && join != "greedy") fail("unknown rejoin mode " + join);
     const char* greedy_text = join == "greedy" ? "1" : "0";
     const auto port = static_cast<std::uint16_t>(parse_long(argv[3], "port"));
     const long procs = parse_long(argv[4], "process count");
     const long seconds = parse_long(argv[6], "seconds");
+    const long limit = argc == 9 ? parse_long(argv[8], "limit") : 1;
     if (procs < 2 || seconds < 1) fail("handoff needs 2+ processes and 1+ seconds");
+    if (limit < 1 || limit > resplock::Semaphore::max_limit || (!sem && limit != 1)) {
+        fail("the limit is 1 for a lock, 1..65535 for the semaphore");
+    }
+    const std::string limit_text = std::to_string(limit);
 
     const timeval tv{2, 0};
     redisContext* admin = redisConnectWithTimeout(kHost, port, tv);
     if (admin == nullptr || admin->err != 0) fail("handoff: cannot connect");
-    freeReplyObject(redisCommand(admin, "DEL %s %s:wake {%s}:q {%s}:w", kHandoffKey, kHandoffKey,
-                                 kHandoffKey, kHandoffKey));
+    freeReplyObject(redisCommand(admin, handoff_cleanup().c_str()));
     freeReplyObject(redisCommand(admin, "CONFIG RESETSTAT"));
 
     const int fd = memfd_create("resplock_bench", 0);  // inherited by the workers
@@ -483,7 +603,9 @@ int handoff_mode(int argc, char** argv) {
     if (mem == MAP_FAILED) fail("handoff: mmap failed");
     auto* shared = new (mem) Shared{};
 
-    const std::int64_t start = now_ns() + 300000000;  // time for every worker to connect
+    // Time for every worker to start and connect: 300 ms, or 15 ms a worker when there are more
+    // than 20 (a semaphore's 32).
+    const std::int64_t start = now_ns() + std::max<std::int64_t>(300000000, procs * 15000000);
     const std::int64_t end = start + seconds * 1000000000;
     const std::string start_text = std::to_string(start), end_text = std::to_string(end);
     const std::string fd_text = std::to_string(fd);
@@ -511,6 +633,7 @@ int handoff_mode(int argc, char** argv) {
                                   end_text.c_str(),
                                   fd_text.c_str(),
                                   greedy_text,
+                                  limit_text.c_str(),
                                   nullptr};
             execv("/proc/self/exe", const_cast<char* const*>(args));
             _exit(127);
@@ -546,30 +669,29 @@ int handoff_mode(int argc, char** argv) {
     if (holds.size() < 3) fail("handoff: fewer than 3 acquisitions");
     std::sort(holds.begin(), holds.end(),
               [](const Hold& a, const Hold& b) { return a.acquired_ns < b.acquired_ns; });
-    std::vector<double> delays_ms;
     long same_process = 0;
-    long overlaps = 0;
-    std::int64_t last_release = holds[0].release_ns;  // the latest release of the earlier holds
     for (std::size_t i = 1; i < holds.size(); ++i) {
-        const std::int64_t gap = holds[i].acquired_ns - last_release;
-        // Every time comes from one system-wide monotonic clock: an acquire that returned before
-        // an earlier holder sent its release means two holders at once.
-        if (gap <= 0) ++overlaps;
         if (holds[i].worker == holds[i - 1].worker) ++same_process;
-        delays_ms.push_back(static_cast<double>(gap) / 1e6);
-        last_release = std::max(last_release, holds[i].release_ns);
     }
+    // Every time comes from one system-wide monotonic clock: an acquire that returned before
+    // `limit` earlier holders sent their release means one holder too many.
+    const HoldFigures figures = hold_figures(holds, limit);
+    const std::vector<double>& delays_ms = figures.delays_ms;
+    if (delays_ms.empty()) fail("handoff: no release was followed by a grant");
     const auto n = static_cast<double>(holds.size());
     // Requests the workers sent. commandstats also counts the commands a script calls, so with
-    // wake (every acquisition attempt is a script) the SET and PTTL counts are not requests.
-    const bool scripted = strategy == "wake" || strategy == "fair";
+    // wake, the fair lock and the semaphore (every attempt is a script) the SET and PTTL counts
+    // are not requests.
+    const bool scripted = strategy == "wake" || strategy == "fair" || sem;
     const long sets = scripted ? 0 : command_calls(info, "set");
     const long pttls = scripted ? 0 : command_calls(info, "pttl");
     const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
     const long blpops = command_calls(info, "blpop");
     std::printf("acquisitions %zu\n", holds.size());
-    std::printf("exclusion_overlaps %ld\n", overlaps);
+    std::printf("limit %ld\n", limit);
+    std::printf("exclusion_overlaps %ld\n", figures.over_limit);
     std::printf("max_holders %d\n", shared->max_holders.load());
+    std::printf("max_holders_recorded %d\n", figures.most);
     std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
     std::printf("handoffs %zu\n", delays_ms.size());
     std::printf("same_process_reacquires %ld\n", same_process);
@@ -602,8 +724,8 @@ constexpr const char* kUsage =
     "usage: resplock_bench MODE ARGS...\n"
     "  script-sha | script-text                              the library's owner script\n"
     "  cycle ours|hiredis|raw PORT CYCLES                    uncontended acquire + release\n"
-    "  handoff backoff|poll|wake|fair PORT PROCS HOLD_MS SECONDS [rejoin|greedy]\n"
-    "                                                        contended hand-off\n"
+    "  handoff backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS SECONDS\n"
+    "          [rejoin|greedy [LIMIT]]                       contended hand-off\n"
     "  idle_rtt PORT COUNT GAP_US                            PING, fair release after a sleep\n"
     "  (worker ...: started by handoff)";
 

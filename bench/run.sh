@@ -10,7 +10,8 @@
 # Exits non-zero, with a line saying why, when a part could not run or gave no figures, or an
 # invariant failed: the owner script the bench loads is not the library's (the server's SHA1 of
 # the library's text differs from the library's SHA1), a heap call by resplock in the measured
-# cycles, two holders of the lock at once in the hand-off part (its spread runs included).
+# cycles, two holders of the lock at once in the hand-off part (its spread runs included), more
+# than N holders of a semaphore with N places.
 # Timings and ratios are reported, never checked: they depend on the machine and on whatever else
 # runs on it. The hand-off part runs backoff, poll, wake and the fair lock (FairLock), then, for
 # backoff, wake and fair, a spread case: processes that try again at once after each release,
@@ -18,6 +19,10 @@
 # bounds the missed goals is printed with them: the floor client's instructions and ours by layer
 # (part 2); the fair release script's round trip on the idle server and the server's own time per
 # fair script call during the hand-off cases (part 3).
+# Part 3 ends with the counting semaphore (Semaphore), plain and fair, with N = 1, 4 and 16
+# places and 2N processes, next to the fair lock with 2 processes run in the same loop: a hand-off
+# pass (rejoin) and a spread pass (greedy), handoff_s each case. Its invariant: never more than N
+# holders at once, from the recorded hold intervals and the live count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -26,9 +31,10 @@ usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick]
   (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
-                 spread case
+                 spread case, 5 s per semaphore case
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
-                 cycles, 1 s per hand-off and spread case); its figures are too short to quote
+                 cycles, 1 s per hand-off, spread and semaphore case); its figures are too short
+                 to quote
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench).
 EOF
@@ -236,6 +242,29 @@ out=$("$bench" idle_rtt "$port" 500 2000) || fail "resplock_bench idle_rtt faile
 while read -r name val; do
     record "idle_rtt.$name" "$val" -
 done <<<"$out"
+
+# The counting semaphore: N places, 2N processes, plain (sem) and fair (fairsem), and the fair
+# lock with 2 processes as the N = 1 baseline, one after the other in one loop. The hand-off pass
+# (rejoin: a process tries again once another acquired after its release), then the spread pass
+# (greedy: it tries again at once).
+echo "$part: semaphore: plain and fair, N = 1, 4, 16 places, 2N processes, next to the fair lock" \
+    "(2 processes); hold $hold_ms ms, $handoff_s s each, hand-off then spread ..."
+for join in rejoin greedy; do
+    if [ "$join" = greedy ]; then pass=spread; else pass=handoff; fi
+    for spec in fair:1 sem:1 fairsem:1 sem:4 fairsem:4 sem:16 fairsem:16; do
+        strategy=${spec%:*} n=${spec#*:}
+        case $strategy in
+            fair) kind=fairlock ;;
+            sem) kind=plain ;;
+            *) kind=fair ;;
+        esac
+        out=$("$bench" handoff "$strategy" "$port" $((2 * n)) "$hold_ms" "$handoff_s" "$join" \
+            "$n") || fail "resplock_bench handoff $strategy $join with limit $n failed"
+        while read -r name val; do
+            record "semaphore.$pass.$kind.n$n.$name" "$val" -
+        done <<<"$out"
+    done
+done
 
 # ---- 4. footprint ----
 part="4/5 footprint"

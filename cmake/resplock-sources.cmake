@@ -46,6 +46,7 @@ set(RESPLOCK_C_API_SOURCES
     src/c_api/renewer_c.cpp
     src/c_api/observer_c.cpp
     src/c_api/fair_c.cpp
+    src/c_api/semaphore_c.cpp
     src/c_api/cluster_c.cpp
     src/c_api/sentinel_c.cpp
     src/c_api/status_c.cpp

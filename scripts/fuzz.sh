@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz: the RESP parser; the lock, with and without acquisition
-# options, and connection over the mock port; the quorum lock over several mock ports; the Cluster
-# router's redirections; the Sentinel router's replies) with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60; fuzz_cluster and
-# fuzz_sentinel at most 30: small surfaces), one after the other, on a scratch copy of the
-# committed seed corpus.
+# options, and connection over the mock port; the quorum lock over several mock ports; the counting
+# semaphore, plain and fair; the Cluster router's redirections; the Sentinel router's replies) with
+# clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60;
+# fuzz_cluster and fuzz_sentinel at most 30: small surfaces), one after the other, on a scratch
+# copy of the committed seed corpus.
 #
 #   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600                    a long run: an hour per target
@@ -14,14 +14,15 @@
 # A crash, hang (over 5 s on one input), leak or broken invariant makes the script exit 1 and
 # print where the input was saved (build/fuzz/artifacts/<target>/). Reproduce it with
 #   build/fuzz/tests/fuzz/<target> build/fuzz/artifacts/<target>/crash-...
-# (with RESPLOCK_FUZZ_TRACE=1, fuzz_lock and fuzz_quorum print each operation's status), and once
-# fixed, keep it as a regression seed in tests/fuzz/corpus/<target without fuzz_>/.
+# (with RESPLOCK_FUZZ_TRACE=1, fuzz_lock, fuzz_quorum and fuzz_semaphore print each operation's
+# status), and once fixed, keep it as a regression seed in tests/fuzz/corpus/<target without
+# fuzz_>/.
 #
 # This script never changes the committed corpus. What a run found stays in
 # build/fuzz/corpus/<target>/ until the next run; to add it, minimised, do so deliberately, e.g.
 #   build/fuzz/tests/fuzz/fuzz_resp -merge=1 tests/fuzz/corpus/resp build/fuzz/corpus/fuzz_resp
 #   build/fuzz/tests/fuzz/fuzz_lock -merge=1 tests/fuzz/corpus/lock build/fuzz/corpus/fuzz_lock
-# (fuzz_quorum likewise, with tests/fuzz/corpus/quorum),
+# (fuzz_quorum and fuzz_semaphore likewise, with tests/fuzz/corpus/quorum and .../semaphore),
 # then review the new files (the corpus should stay a few dozen tiny files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
     echo "usage: $0 [SECONDS]   (seconds per target, default 60)" >&2
     exit 64
 fi
-targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum fuzz_cluster fuzz_sentinel}
+targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum fuzz_semaphore fuzz_cluster fuzz_sentinel}
 build=${FUZZ_BUILD:-build/fuzz}
 
 for tool in clang clang++ cmake; do

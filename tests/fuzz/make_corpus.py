@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Writes the seed corpus of the fuzz targets: tests/fuzz/corpus/resp (raw server replies),
-tests/fuzz/corpus/lock, tests/fuzz/corpus/quorum, tests/fuzz/corpus/cluster and
-tests/fuzz/corpus/sentinel (inputs in the formats described at the top of fuzz_lock.cpp,
-fuzz_quorum.cpp, fuzz_cluster.cpp and fuzz_sentinel.cpp). The files are committed; rerun this after changing a seed,
-and keep each file tiny. Inputs a fuzz run found that are worth keeping are committed as they were
+tests/fuzz/corpus/lock, tests/fuzz/corpus/quorum, tests/fuzz/corpus/semaphore,
+tests/fuzz/corpus/cluster and tests/fuzz/corpus/sentinel (inputs in the formats described at the
+top of fuzz_lock.cpp, fuzz_quorum.cpp, fuzz_semaphore.cpp, fuzz_cluster.cpp and
+fuzz_sentinel.cpp). The files are committed; rerun this after changing a seed, and keep each file
+tiny. Inputs a fuzz run found that are worth keeping are committed as they were
 saved (regress_* files this script does not write); it never deletes them."""
 import os
 import struct
@@ -370,6 +371,171 @@ QUORUM = {
 }
 
 
+# fuzz_semaphore: config, then ops as fuzz_lock's but for the semaphore's calls (see
+# fuzz_semaphore.cpp); the server's events as the calls need them.
+def scfg(flags=0, timeout=100, buf=3, key=1, fair=False, limit=1):
+    """flags 1 password, 3 user and password, 4 SELECT; limit 1, 3 or 0 (refused); buf 0..3 (3:
+    semaphore_buffer_min())."""
+    bits = {1: 0, 3: 1, 0: 3}[limit] << 4
+    return bytes([flags | (8 if fair else 0) | bits, timeout, buf, key])
+
+
+def s_acquire(ttl=1000, null_fence=False):
+    return bytes([8 if null_fence else 0]) + u16(ttl)
+
+
+def s_try_acquire(ttl, wait_ms, null_fence=False):
+    return bytes([9 if null_fence else 1]) + u16(ttl) + bytes([wait_ms // 4])
+
+
+HOLDERS = b"\x05"
+
+
+def s_adopt(token):
+    return b"\x17" + bytes([len(token)]) + token
+
+
+def s_owner(label):
+    return b"\x27" + bytes([len(label)]) + label
+
+
+def grant(ms, number=1795778052223229):
+    """The script's grant: {fencing number, ms the lease has left}."""
+    digits = b"%d" % number
+    return b"*2\r\n$%d\r\n%s\r\n:%d\r\n" % (len(digits), digits, ms)
+
+
+def busy(ms):
+    """The script's busy answer: the ms until the earliest lease ends (-1: none lives)."""
+    return b":%d\r\n" % ms
+
+
+def handoff(number, token=TOKEN0):
+    """BLPOP's reply on a fair waiter's own list ({k}:f:TOKEN for key "k"): its fencing number."""
+    name = b"{k}:f:" + token
+    digits = b"%d" % number
+    return b"*2\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(name), name, len(digits), digits)
+
+
+def page(*leases):
+    """A page of holders(): label, ms, label, ms..."""
+    out = b"*%d\r\n" % (2 * len(leases))
+    for label, ms in leases:
+        out += b"$%d\r\n%s\r\n:%d\r\n" % (len(label), label, ms)
+    return out
+
+
+WOKEN = b"*2\r\n$8\r\n{k}:wake\r\n$1\r\n1\r\n"
+SCRIPT_ERROR = (b"-ERR Error running script (call to f_x): @user_script:1: ERR value is not an "
+                b"integer\r\n")
+SEM_HELD = scfg() + s_acquire() + CONNECT + rt(grant(1000))
+
+SEMAPHORE = {
+    "acquire_release": SEM_HELD + RELEASE + owner(1),
+    "acquire_null_fence": scfg() + s_acquire(null_fence=True) + CONNECT + rt(grant(1000))
+    + RELEASE + owner(1),
+    "acquire_limit3_fair": scfg(limit=3, fair=True) + s_acquire() + CONNECT + rt(grant(990))
+    + RELEASE + owner(1),
+    "acquire_busy": scfg() + s_acquire() + CONNECT + rt(busy(5000)),
+    "acquire_busy_none_lives": scfg() + s_acquire() + CONNECT + rt(busy(-1)),
+    "acquire_busy_below": scfg() + s_acquire() + CONNECT + rt(busy(-2)) + RELEASE + owner(1),
+    "acquire_grant_ttl_zero": scfg() + s_acquire() + CONNECT + rt(grant(0)) + RELEASE + owner(1),
+    # A grant of 50 s to an attempt of 1 s: the script never answers so. Semaphore::attempt takes
+    # the reply's ms as the validity (see grant_bounded_by_ttl in fuzz_semaphore.cpp).
+    "acquire_grant_longer_than_ttl": scfg() + s_acquire() + CONNECT + rt(grant(50000))
+    + RELEASE + owner(1),
+    "acquire_grant_leading_zero": scfg() + s_acquire() + CONNECT
+    + rt(b"*2\r\n$4\r\n0123\r\n:1000\r\n") + RELEASE + owner(1),
+    "acquire_grant_empty_fence": scfg() + s_acquire() + CONNECT
+    + rt(b"*2\r\n$0\r\n\r\n:1000\r\n"),
+    "acquire_grant_past_int64": scfg() + s_acquire() + CONNECT
+    + rt(grant(1000, 12345678901234567890)),
+    "acquire_grant_int64_max": scfg() + s_acquire() + CONNECT
+    + rt(grant(1000, 9223372036854775807)) + RELEASE + owner(1),
+    "acquire_grant_integer_fence": scfg() + s_acquire() + CONNECT
+    + rt(b"*2\r\n:17\r\n:1000\r\n"),
+    "acquire_grant_three": scfg() + s_acquire() + CONNECT
+    + rt(b"*3\r\n$1\r\n1\r\n:1\r\n:1\r\n"),
+    "acquire_grant_chunked": scfg() + s_acquire() + CONNECT + rt(grant(1000), chunk=3)
+    + RELEASE + owner(1),
+    "acquire_noscript": scfg() + s_acquire() + CONNECT + rt(NOSCRIPT) + rt(grant(1000)),
+    "acquire_reply_lost": scfg() + s_acquire() + CONNECT + SEND + RECV_TIMEOUT + RELEASE
+    + CONNECT + owner(1),
+    "acquire_script_error": scfg() + s_acquire() + CONNECT + rt(SCRIPT_ERROR) + RELEASE
+    + owner(1),
+    "acquire_loading": scfg() + s_acquire() + CONNECT
+    + rt(b"-LOADING Redis is loading the dataset in memory\r\n"),
+    "acquire_small_buffer": scfg(buf=2) + s_acquire() + s_adopt(TOKEN0) + RELEASE,
+    "acquire_twice": SEM_HELD + s_acquire(),
+    "acquire_ttl_invalid": scfg() + s_acquire(0xFFF8) + s_acquire(0xFFFE) + s_acquire()
+    + CONNECT + rt(grant(1000)),
+    "acquire_random_fails": scfg() + RANDOM_FAILS + s_acquire() + RANDOM_FAILS + s_acquire()
+    + CONNECT + rt(grant(1000)),
+    "invalid_limit": scfg(limit=0) + s_acquire() + s_try_acquire(1000, 40) + QUERY + HOLDERS
+    + s_adopt(TOKEN0) + RELEASE + extend(),
+    "invalid_key": scfg(key=129) + s_acquire() + QUERY + HOLDERS,
+    "auth_select": scfg(flags=7) + s_acquire() + CONNECT + rt(OK) + rt(OK) + rt(grant(1000)),
+    "try_acquire_plain_woken": scfg(limit=3) + s_try_acquire(1000, 400) + CONNECT
+    + rt(busy(5000)) + rt(WOKEN) + rt(grant(1000)),
+    "try_acquire_plain_blpop_times_out": scfg() + s_try_acquire(1000, 400) + CONNECT
+    + rt(busy(5000)) + SEND + delay(5) + reply(b"*-1\r\n") + rt(grant(1000)),
+    "try_acquire_plain_gives_up": scfg() + s_try_acquire(1000, 20) + CONNECT
+    + rt(busy(3)) * 7 + rt(busy(-1)),
+    "try_acquire_plain_noperm": scfg() + s_try_acquire(1000, 400) + CONNECT + rt(busy(5000))
+    + rt(b"-NOPERM this user has no permissions to run the 'blpop' command\r\n")
+    + rt(busy(5000)) + rt(grant(1000)),
+    "try_acquire_fair_handoff": scfg(fair=True) + s_try_acquire(1000, 400) + CONNECT
+    + rt(busy(5000)) + rt(handoff(1795778052223230)) + RELEASE + owner(1),
+    "try_acquire_fair_bad_handoff": scfg(fair=True) + s_try_acquire(1000, 400) + CONNECT
+    + rt(busy(5000)) + rt(handoff(0)) + rt(grant(1000)),
+    "try_acquire_fair_granted_on_refresh": scfg(fair=True, limit=3)
+    + s_try_acquire(1000, 800) + CONNECT + rt(busy(300)) + SEND + delay(100)
+    + reply(b"*-1\r\n") + rt(grant(1000)),
+    "try_acquire_fair_leaves": scfg(fair=True) + s_try_acquire(1000, 40) + CONNECT
+    + rt(busy(5000)) + rt(busy(5000)) + rt(busy(-1)),
+    "try_acquire_fair_leave_granted": scfg(fair=True) + s_try_acquire(1000, 40) + CONNECT
+    + rt(busy(5000)) + rt(busy(5000)) + rt(grant(960)) + RELEASE + owner(1),
+    "try_acquire_fair_leave_lost": scfg(fair=True, timeout=5) + s_try_acquire(1000, 40)
+    + CONNECT + rt(busy(5000)) + rt(busy(5000)) + SEND + RECV_TIMEOUT + RELEASE + CONNECT
+    + owner(0),
+    "release_expired": SEM_HELD + advance(2000) + RELEASE + owner(0),
+    "release_minus_one": SEM_HELD + RELEASE + owner(-1),
+    "release_other_integer": SEM_HELD + RELEASE + owner(2) + RELEASE + owner(1),
+    "release_wrongtype": SEM_HELD + RELEASE
+    + rt(b"-WRONGTYPE Operation against a key holding the wrong kind of value\r\n"),
+    "release_lost": SEM_HELD + RELEASE + SEND + RECV_CLOSED,
+    "release_noscript": SEM_HELD + RELEASE + rt(NOSCRIPT) + owner(1),
+    "extend_ok": SEM_HELD + advance(500) + extend(2000) + owner(1) + RELEASE + owner(1),
+    "extend_gone": SEM_HELD + extend(2000) + owner(0),
+    "extend_after_local_expiry": scfg() + s_acquire(100) + CONNECT + rt(grant(100))
+    + advance(200) + extend(100) + RELEASE + owner(0),
+    "extend_times_out": scfg(timeout=50) + s_acquire(300) + CONNECT + rt(grant(300))
+    + extend(300) + SEND + RECV_TIMEOUT,
+    "adopt_extend_release": scfg() + s_adopt(TOKEN0) + extend(5000) + CONNECT + owner(1)
+    + RELEASE + owner(1),
+    "adopt_invalid": scfg() + s_adopt(b"") + s_adopt(b"x" * 74) + RELEASE,
+    "owner_label_acquire": scfg() + s_owner(b"dev-42") + s_acquire() + CONNECT
+    + rt(grant(1000)) + HOLDERS + rt(page((b"dev-42", 990))) + RELEASE + owner(1),
+    "owner_label_invalid": scfg() + s_owner(b"bad label") + s_owner(b"x" * 33) + s_owner(b"")
+    + s_acquire() + CONNECT + rt(busy(10)),
+    "query_mine": SEM_HELD + QUERY + rt(b"*3\r\n:2\r\n:900\r\n:1\r\n"),
+    "query_other": scfg() + QUERY + CONNECT + rt(b"*3\r\n:3\r\n:-2\r\n:0\r\n"),
+    "query_malformed": scfg() + QUERY + CONNECT + rt(b"*3\r\n:1\r\n:-3\r\n:0\r\n") + QUERY
+    + rt(b"*2\r\n:1\r\n:2\r\n") + QUERY + rt(b"*3\r\n:1\r\n$1\r\n5\r\n:0\r\n"),
+    "holders_two": scfg() + HOLDERS + CONNECT + rt(page((b"dev-a", 900), (b"", 1500))),
+    "holders_none": scfg() + HOLDERS + CONNECT + rt(b"*0\r\n"),
+    "holders_pages": scfg(limit=3) + HOLDERS + CONNECT
+    + rt(page((b"a", 1), (b"b", 2), (b"c", 3))) + rt(page((b"d", 4), (b"e", 5), (b"f", 6)))
+    + rt(page((b"g", 7))),
+    "holders_long_label": scfg() + HOLDERS + CONNECT + rt(page((b"x" * 33, 900))),
+    "holders_odd": scfg() + HOLDERS + CONNECT + rt(b"*1\r\n$1\r\na\r\n"),
+    "holders_negative_ms": scfg() + HOLDERS + CONNECT + rt(page((b"a", -5))),
+    "holders_second_page_lost": scfg(timeout=2) + HOLDERS + CONNECT + SEND + delay(33)
+    + reply(page((b"a", 1), (b"b", 2), (b"c", 3))) + SEND + RECV_TIMEOUT,
+    "close_between_calls": SEM_HELD + CLOSE + RELEASE + CONNECT + owner(1),
+}
+
+
 # fuzz_sentinel: LEN BYTES (one reply for the parsers), then sentinels and timeout, then the
 # server's events for up to eight PINGs (see fuzz_sentinel.cpp).
 ADDR = b"*2\r\n$9\r\n127.0.0.1\r\n$4\r\n6380\r\n"
@@ -486,5 +652,6 @@ if __name__ == "__main__":
     write("resp", RESP)
     write("lock", LOCK)
     write("quorum", QUORUM)
+    write("semaphore", SEMAPHORE)
     write("sentinel", SENTINEL)
     write("cluster", CLUSTER)

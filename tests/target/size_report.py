@@ -55,6 +55,7 @@ ROLES = {
     "variants/quorum_lock.cpp": "quorum lock",
     "variants/renewer.cpp": "renewal driver",
     "variants/fair_lock.cpp": "fair lock",
+    "variants/semaphore.cpp": "semaphore",
     "ha/sentinel.cpp": "Sentinel router",
     "ha/cluster.cpp": "Cluster router",
     "c_api/cluster_c.cpp": "C API: Cluster",
@@ -65,6 +66,7 @@ ROLES = {
     "c_api/quorum_c.cpp": "C API: quorum",
     "c_api/renewer_c.cpp": "C API: renewer",
     "c_api/fair_c.cpp": "C API: fair lock",
+    "c_api/semaphore_c.cpp": "C API: semaphore",
     "c_api/sentinel_c.cpp": "C API: Sentinel",
     "c_api/status_c.cpp": "status texts",
 }
@@ -98,6 +100,11 @@ PUBLIC = CORE_PUBLIC + [
     "resplock::Renewer::tick",
     "resplock::FairLock::try_acquire",
     "resplock::FairLock::release",
+    "resplock::Semaphore::try_acquire",
+    "resplock::Semaphore::release",
+    "resplock::Semaphore::extend",
+    "resplock::Semaphore::query",
+    "resplock::Semaphore::holders",
 ]
 INDIRECT = "__indirect_call"
 
@@ -207,6 +214,10 @@ class Function:
         head = self.signature.split("(", 1)[0]
         self.name = head.split(" ")[-1]
         self.params = self.signature[len(head):]
+        # Code local to a function, e.g. a lambda's body or its conversion to a function pointer
+        # ("f(int)::<lambda(void*)>::_FUN(void*)"), is not that function nor an overload of it.
+        if re.search(r"\)(?: const)?::", self.params):
+            self.name += "::<local>"
         self.calls = []  # titles, as written in this object's graph
 
 

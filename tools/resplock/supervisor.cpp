@@ -177,8 +177,9 @@ struct ChildSetup {
     struct sigaction old_ttou;
 };
 
-// In the forked child: RESPLOCK_TOKEN, RESPLOCK_KEY, RESPLOCK_FENCE with --fence, and no
-// REDIS_URL that may carry a password. False (errno set) if the environment cannot be changed.
+// In the forked child: RESPLOCK_TOKEN, RESPLOCK_KEY, RESPLOCK_FENCE with --fence,
+// RESPLOCK_LIMIT with --limit, and no REDIS_URL that may carry a password. False (errno set) if
+// the environment cannot be changed.
 bool export_lock(const resplock::LockRef& lock, const RunRequest& run, const ChildSetup& c) {
     char token[resplock::max_token_len + 1];
     const std::string_view t = lock.token();
@@ -187,8 +188,11 @@ bool export_lock(const resplock::LockRef& lock, const RunRequest& run, const Chi
     char fence_text[24];
     (void)std::snprintf(fence_text, sizeof fence_text, "%llu",
                         static_cast<unsigned long long>(run.fence_value));
+    char limit_text[12];
+    (void)std::snprintf(limit_text, sizeof limit_text, "%u", run.limit);
     return setenv("RESPLOCK_TOKEN", token, 1) == 0 && setenv("RESPLOCK_KEY", run.key, 1) == 0 &&
            (!run.fence || setenv("RESPLOCK_FENCE", fence_text, 1) == 0) &&
+           (run.limit == 0 || setenv("RESPLOCK_LIMIT", limit_text, 1) == 0) &&
            (!c.drop_redis_url || unsetenv("REDIS_URL") == 0);
 }
 

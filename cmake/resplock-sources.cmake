@@ -22,6 +22,7 @@ set(RESPLOCK_CORE_SOURCES
     src/core/retry.cpp
     src/core/companion.cpp
     src/core/lock.cpp
+    src/core/write_check.cpp
 )
 
 # Optional lock semantics and routers (src/ha/: Redis Sentinel, Cluster): each object is linked

@@ -9,6 +9,8 @@
 #include "core/retry.hpp"
 #include "core/script.hpp"
 #include "core/token.hpp"
+#include "core/write_check.hpp"
+#include "resplock/core/lock.hpp"
 #include "resplock/variants/fair_lock.hpp"
 #include "variants/lua_scripts.hpp"
 
@@ -101,6 +103,7 @@ Status Semaphore::set_owner(std::string_view owner) noexcept {
 struct Semaphore::Wait {
     Semaphore& sem;
     const Names& names;
+    std::string_view fresh;  // this wait's token (given back by a failed write check: kept again)
     std::uint32_t ttl_ms = 0;
     std::uint32_t entry_ms = 0;      // how long the queue keeps an entry that is not refreshed
     std::uint32_t refresh_ms = 0;    // the pause after busy of a queued waiter
@@ -109,12 +112,18 @@ struct Semaphore::Wait {
     std::uint32_t sent_at = 0;       // send time of the last attempt answered busy
     std::int64_t holder_ttl = -1;    // that answer: ms until the earliest lease ends (-1: unknown)
     Status last = Status::busy;      // the last attempt's status
+    Status checked = Status::ok;     // the write check of a grant (set_replicas(), a router)
+    bool given_back = false;         // that check failed: settle() gave the lease back
     bool joined = false;             // an attempt with op 'a' was answered: there is an entry
     bool refused = false;            // the server refused BLPOP: sleep from then on
 };
 
 Status Semaphore::attempt(char op, Wait& w) noexcept {
     const resplock_port_t& port = conn_.port();
+    // After a grant given back (not_replicated is retried: a failover may have brought a new
+    // master), the next attempt asks with the same token.
+    if (w.given_back && token().empty()) hold_.keep(w.fresh);
+    w.given_back = false;
     char ttl_text[10];
     char limit_text[10];
     char entry_text[10];
@@ -156,7 +165,7 @@ Status Semaphore::attempt(char op, Wait& w) noexcept {
             v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
             validity.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
             if (w.fence != nullptr) *w.fence = number;
-            return Status::ok;
+            return granted(w, sent_at);
         }
         s = Status::protocol_error;
     } else {
@@ -190,6 +199,9 @@ Status Semaphore::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
     if (queued && s == Status::ok && detail::fence_number(popped, number)) {
         w.sem.hold_.validity().start(w.sent_at, w.ttl_ms);
         if (w.fence != nullptr) *w.fence = number;
+        // The BLPOP that took the item is this connection's write after the hand-off's: a WAIT
+        // now covers both. The wait ends here, with the check's answer (try_acquire()).
+        (void)w.sem.granted(w, port.now_ms(port.ctx));
         return Status::ok;
     }
     // Woken in the plain mode, or no hand-off: an attempt follows (a hand-off whose item was not
@@ -221,8 +233,9 @@ Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
     if (refresh == 0) refresh = 1;
     const bool queue = fair_ && wait_ms != 0;
     // entry_ms 0 when not queued: the script reads it only to queue.
-    Wait w{*this,   names, ttl_ms,           queue ? 2 * refresh + detail::blpop_late_ms : 0,
-           refresh, fence, queue ? 'a' : 't'};
+    Wait w{
+        *this,   names, token(),          ttl_ms, queue ? 2 * refresh + detail::blpop_late_ms : 0,
+        refresh, fence, queue ? 'a' : 't'};
     // The queued waiter comes back at its refresh interval; the plain one after the backoff.
     static constexpr detail::Acquirer queued = {
         [](void* ctx) {
@@ -235,11 +248,12 @@ Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
     static constexpr detail::Acquirer plain = {queued.attempt, queued.holder_ttl, nullptr,
                                                &Semaphore::pause};
     const Status s = detail::retry(conn_, key(), wait_ms, queue ? queued : plain, &w);
-    if (s == Status::ok) return s;
+    // A grant whose write check failed was given back, keeping the token only if that failed.
+    if (s == Status::ok || w.given_back) return w.checked;
     if (detail::retryable(s) && w.joined) {
         // The wait ran out: leave the queue (taking a lease handed over meanwhile).
         const Status left = attempt('l', w);
-        if (left == Status::ok) return left;
+        if (left == Status::ok || w.given_back) return left;
         if (left == Status::busy || !detail::may_have_run(conn_, left, true)) hold_.drop();
         return left;
     }
@@ -292,9 +306,11 @@ Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s = detail::owner_answer(
+    Status s = detail::owner_answer(
         conn_, run('e', {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)), reply,
         false);
+    // The check keeps no more validity than before when it fails (settle()).
+    if (s == Status::ok) s = confirmed(sent_at, ttl_ms, wait_ms);
     if (s == Status::ok) {
         validity.start(sent_at, ttl_ms);
     } else if (s == Status::expired || s == Status::not_owner) {
@@ -328,6 +344,25 @@ Status Semaphore::query(SemaphoreInfo& info) noexcept {
     return Status::ok;
 }
 
+Status Semaphore::set_replicas(std::uint32_t replicas) noexcept {
+    if (replicas > Lock::max_replicas) return Status::invalid_argument;
+    replicas_ = static_cast<std::uint8_t>(replicas);
+    acknowledged_ = 0;
+    return Status::ok;
+}
+
+Status Semaphore::confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms,
+                            std::uint32_t wait_ms) noexcept {
+    if (replicas_ == 0 && conn_.config().router == nullptr) return Status::ok;
+    return detail::settle(*this, conn_, hold_, replicas_, acknowledged_, sent_at, ttl_ms, wait_ms);
+}
+
+Status Semaphore::granted(Wait& w, std::uint32_t sent_at) noexcept {
+    w.checked = confirmed(sent_at, 0, conn_.config().timeout_ms);
+    w.given_back = w.checked != Status::ok;
+    return w.checked;
+}
+
 Status Semaphore::holders(HolderVisit visit, void* ctx) noexcept {
     if (key().empty() || visit == nullptr) return Status::invalid_argument;
     // The array's header leaves RESPLOCK_MAX_REPLY_VALUES - 1 values: a label and ms for each.
@@ -340,9 +375,9 @@ Status Semaphore::holders(HolderVisit visit, void* ctx) noexcept {
     for (std::uint32_t from = 0; from <= max_limit; from += page) {
         if (from != 0 && until.remaining(conn_.port()) == 0) return Status::busy;
         char from_text[10];
+        const std::size_t from_len = resp::format_decimal(from, from_text);
         resp::Reply reply;
-        const Status s =
-            run('h', {from_text, resp::format_decimal(from, from_text)}, reply, until, count);
+        const Status s = run('h', {from_text, from_len}, reply, until, count);
         if (s != Status::ok) return s;
         const resp::Value* v = reply.values;
         if (!v[0].is(resp::Type::array) || v[0].size % 2 != 0 || v[0].size > 2 * page ||

@@ -1,7 +1,8 @@
 // Replica-acknowledged locks against a real master and one replica on 127.0.0.1: WAIT met (one
 // replica asked for) and unmet (two asked for: the lock is released, the key is gone), an extend
-// not acknowledged, the Renewer and `resplock run` treating an unacknowledged renewal as a failed
-// one, and the CLI's exit 69 with how many replicas acknowledged.
+// not acknowledged, the same for the semaphore's leases (a fair hand-off included), the Renewer and
+// `resplock run` treating an unacknowledged renewal as a failed one, and the CLI's exit 69 with how
+// many replicas acknowledged.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +21,7 @@
 #include "resplock/core/lock.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/renewer.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -83,8 +85,10 @@ struct Client {
     char buf[512];
     Connection conn;
 
-    explicit Client(std::uint32_t timeout_ms = 1000)
-        : config(make(timeout_ms)), conn(port, config, buf, sizeof buf) {}
+    explicit Client(std::uint32_t timeout_ms = 1000, char* buffer = nullptr, std::size_t size = 0)
+        : config(make(timeout_ms)),
+          conn(port, config, buffer != nullptr ? buffer : buf,
+               buffer != nullptr ? size : sizeof buf) {}
     static ConnectionConfig make(std::uint32_t timeout_ms) {
         ConnectionConfig c;
         c.port = master().port();
@@ -153,6 +157,64 @@ TEST(extend_unmet_keeps_no_more_than_the_old_validity) {
     CHECK(master().cli({"GET", "replicas:extend"}) == lock.token());
     CHECK(std::atoll(master().cli({"PTTL", "replicas:extend"}).c_str()) > 5000);
     CHECK_EQ(lock.release(), Status::ok);
+}
+
+// A Client whose buffer fits the semaphore's script.
+struct SemClient : Client {
+    char big[4096];
+    explicit SemClient(std::uint32_t timeout_ms = 1000) : Client(timeout_ms, big, sizeof big) {
+        REQUIRE(resplock::semaphore_buffer_min() <= sizeof big);
+    }
+};
+
+TEST(semaphore_wait_met_and_unmet) {
+    (void)replica();
+    SemClient a, b(600);
+    resplock::Semaphore met(a.conn, "replicas:sem", 2), unmet(b.conn, "replicas:sem", 2);
+    REQUIRE(met.set_replicas(1) == Status::ok);
+    REQUIRE(unmet.set_replicas(2) == Status::ok);
+    REQUIRE(met.acquire(10000) == Status::ok);
+    CHECK_EQ(met.replicas_acknowledged(), 1U);
+    // Acknowledged: the replica has the lease.
+    CHECK(replica().cli({"ZSCORE", "replicas:sem", std::string(met.token())}) != "");
+    CHECK_EQ(met.extend(10000), Status::ok);
+    CHECK_EQ(unmet.acquire(10000), Status::not_replicated);
+    CHECK_EQ(unmet.replicas_acknowledged(), 1U);
+    CHECK(!unmet.held());
+    CHECK(unmet.token().empty());
+    // Given back: only the acknowledged lease is left.
+    CHECK(master().cli({"ZCARD", "replicas:sem"}) == "1");
+    // An extend not acknowledged keeps no more than the old validity.
+    REQUIRE(met.set_replicas(2) == Status::ok);
+    const std::uint32_t before = met.remaining_ms();
+    CHECK_EQ(met.extend(60000), Status::not_replicated);
+    CHECK(met.remaining_ms() <= before);
+    CHECK(met.remaining_ms() > 0U);
+    CHECK_EQ(met.release(), Status::ok);
+    CHECK(master().cli({"EXISTS", "replicas:sem"}) == "0");
+}
+
+TEST(semaphore_fair_hand_off_is_acknowledged) {
+    (void)replica();
+    SemClient a, b;
+    resplock::Semaphore holder(a.conn, "replicas:semfair", 1, true),
+        waiter(b.conn, "replicas:semfair", 1, true);
+    REQUIRE(waiter.set_replicas(1) == Status::ok);
+    REQUIRE(holder.acquire(10000) == Status::ok);
+    Status got = Status::busy;
+    std::thread t([&] { got = waiter.try_acquire(10000, 5000); });
+    // Once the waiter is queued, the release hands the lease over.
+    CHECK(support::wait_until(
+        [] {
+            return master().cli({"LLEN", "{replicas:semfair}:q"}) == "1";
+        },
+        5));
+    CHECK_EQ(holder.release(), Status::ok);
+    t.join();
+    CHECK_EQ(got, Status::ok);
+    CHECK_EQ(waiter.replicas_acknowledged(), 1U);
+    CHECK(replica().cli({"ZSCORE", "replicas:semfair", std::string(waiter.token())}) != "");
+    CHECK_EQ(waiter.release(), Status::ok);
 }
 
 TEST(renewer_retries_unacknowledged_renewals_until_the_lock_is_lost) {

@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include <cstdint>
+#include <random>
 
 namespace soak {
 
@@ -38,6 +39,38 @@ inline std::int64_t boot_us() {
     timespec ts{};
     clock_gettime(CLOCK_BOOTTIME, &ts);
     return static_cast<std::int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+// The port's clock as the POSIX port reads it: CLOCK_BOOTTIME in whole milliseconds.
+inline std::int64_t port_ms() {
+    return boot_us() / 1000;
+}
+
+// A sleep that SIGTERM cuts short, which is what a holder asked to stop wants.
+inline void sleep_ms(std::uint32_t ms) {
+    const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+    nanosleep(&ts, nullptr);
+}
+
+// A holder's random choices: uniform in [lo, hi].
+inline std::uint32_t uniform(std::mt19937& rng, std::uint32_t lo, std::uint32_t hi) {
+    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+}
+
+// When `held` (a Lock, a Semaphore) stops being valid as the library reckons it, in microseconds:
+// remaining_ms() counts from the current millisecond of the port's clock, so read that clock on
+// both sides and use a reading where both agree (the end is then exactly that millisecond +
+// remaining).
+template <class Held>
+std::int64_t valid_until_us(const Held& held) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const std::int64_t before = port_ms();
+        const std::uint32_t left = held.remaining_ms();
+        if (port_ms() == before) return (before + left) * 1000;
+    }
+    // Never seen in practice; this gives an end no earlier than the true one.
+    const std::uint32_t left = held.remaining_ms();
+    return (port_ms() + 1 + left) * 1000;
 }
 
 }  // namespace soak

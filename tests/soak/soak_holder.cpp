@@ -32,32 +32,11 @@ void on_sigterm(int) {
 std::mt19937 rng;
 
 std::uint32_t uniform(std::uint32_t lo, std::uint32_t hi) {
-    return std::uniform_int_distribution<std::uint32_t>(lo, hi)(rng);
+    return soak::uniform(rng, lo, hi);
 }
 
-void sleep_ms(std::uint32_t ms) {
-    const timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
-    nanosleep(&ts, nullptr);  // SIGTERM cuts it short, which is what we want
-}
-
-// The POSIX port's clock: CLOCK_BOOTTIME in whole milliseconds.
-std::int64_t port_ms() {
-    return soak::boot_us() / 1000;
-}
-
-// When the lock stops being valid as the library reckons it, in microseconds: remaining_ms()
-// counts from the current millisecond of the port's clock, so read that clock on both sides and
-// use a reading where both agree (then the end is exactly that millisecond + remaining).
-std::int64_t valid_until_us(const Lock& lock) {
-    for (int attempt = 0; attempt < 100; ++attempt) {
-        const std::int64_t before = port_ms();
-        const std::uint32_t left = lock.remaining_ms();
-        if (port_ms() == before) return (before + left) * 1000;
-    }
-    // Never seen in practice; this gives an end no earlier than the true one.
-    const std::uint32_t left = lock.remaining_ms();
-    return (port_ms() + 1 + left) * 1000;
-}
+using soak::sleep_ms;
+using soak::valid_until_us;
 
 // One connection to the server on 127.0.0.1.
 struct Client {

@@ -136,6 +136,22 @@ class Semaphore {
     // connection/error-reply statuses.
     Status query(SemaphoreInfo& info) noexcept;
 
+    // Replica acknowledgement, as Lock::set_replicas: with `replicas` >= 1, every grant
+    // (acquire(), try_acquire(), a fair hand-off) and every extend that succeeds is followed by
+    // WAIT replicas <ms> on the connection that carried the write, within the call's deadline
+    // (for a hand-off: the connection's timeout from the moment it arrived; the BLPOP that took
+    // it is a write of this connection after the hand-off's, so the WAIT covers both), and the
+    // call succeeds only if at least `replicas` replicas acknowledged. Otherwise a grant is
+    // released again (owner-checked, handing the place on; the token stays only if that release
+    // failed) and an extend keeps no more validity than the lease had before it; both return
+    // not_replicated (or the WAIT's error status, or protocol_error for a reply that is no
+    // count). Through a router the write must also be confirmed by it, with the same clean-up,
+    // whether or not replicas were asked for. 0 turns it off (the default). ok, or
+    // invalid_argument (over Lock::max_replicas: nothing changes).
+    Status set_replicas(std::uint32_t replicas) noexcept;
+    // How many replicas acknowledged the last WAIT (0 before any, or without a count).
+    std::uint32_t replicas_acknowledged() const noexcept { return acknowledged_; }
+
     // Calls visit(ctx, holder) for each live lease, the first to end first: its owner label
     // (never its token, which would let the reader release it) and the ms it has left. The leases
     // come in pages of (RESPLOCK_MAX_REPLY_VALUES - 1) / 2 per round trip, all within the
@@ -170,6 +186,12 @@ class Semaphore {
     Status attempt(char op, Wait& w) noexcept;
     // The pause between attempts: a block on a wake list when one may be pushed, else a sleep.
     static Status pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
+    // After a grant (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to go: ok,
+    // or, when replicas or a router ask for it, the write check's answer (detail::settle()).
+    Status confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+    // The write check of a grant to this wait's token, received at sent_at: its answer, kept in
+    // `w` for try_acquire() to return.
+    Status granted(Wait& w, std::uint32_t sent_at) noexcept;
     // The script with op r, e, q or h for the current token and the given ttl (h: the first
     // position) and entry_ms (h: the page's size) arguments; its reply awaited until `until`.
     Status run(char op, std::string_view ttl, resp::Reply& reply, Deadline until,
@@ -188,6 +210,8 @@ class Semaphore {
     bool fair_;
     char owner_[max_owner_len + 1];  // + 1: never an array of 0 bytes
     std::size_t owner_len_ = 0;
+    std::uint8_t replicas_ = 0;
+    std::uint8_t acknowledged_ = 0;
 };
 
 }  // namespace resplock

@@ -259,6 +259,123 @@ TEST(a_fair_waiter_is_handed_a_lease_with_its_fencing_number) {
     CHECK(f.mock.done());
 }
 
+// set_replicas(): the WAIT after a grant, a hand-off and an extend; unmet, the grant is given
+// back and the extend claims no new validity.
+TEST(replicas_met_after_a_grant_and_an_extend) {
+    Fixture f;
+    CHECK_EQ(f.sem.set_replicas(256), Status::invalid_argument);
+    CHECK_EQ(f.sem.set_replicas(2), Status::ok);
+    f.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "2", "1000"}))
+        .reply(":2\r\n")
+        .expect(script("e", "10000", "3"))
+        .reply(":1\r\n")
+        .expect(wire::cmd({"WAIT", "2", "1000"}))
+        .reply(":3\r\n");
+    CHECK_EQ(f.sem.acquire(10000), Status::ok);
+    CHECK_EQ(f.sem.replicas_acknowledged(), 2U);
+    CHECK_EQ(f.sem.extend(10000), Status::ok);
+    CHECK_EQ(f.sem.replicas_acknowledged(), 3U);
+    CHECK_EQ(f.sem.remaining_ms(), 10000U - drift);
+    CHECK(f.mock.done());
+}
+
+TEST(replicas_unmet_give_the_grant_back_and_keep_the_old_validity_on_extend) {
+    Fixture f;
+    CHECK_EQ(f.sem.set_replicas(2), Status::ok);
+    f.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "2", "1000"}))
+        .reply(":1\r\n")
+        .expect(script("r", "0", "3"))
+        .reply(":1\r\n");
+    CHECK_EQ(f.sem.acquire(10000), Status::not_replicated);
+    CHECK(!f.sem.held());
+    CHECK(f.sem.token().empty());
+    CHECK(f.mock.done());
+
+    Fixture g;
+    CHECK_EQ(g.sem.set_replicas(1), Status::ok);
+    g.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":1\r\n")
+        .expect(script("e", "60000", "3"))
+        .reply(":1\r\n")
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n");
+    CHECK_EQ(g.sem.acquire(10000), Status::ok);
+    g.mock.advance(1000);
+    CHECK_EQ(g.sem.extend(60000), Status::not_replicated);
+    // No more than the lease had before the extend.
+    CHECK_EQ(g.sem.remaining_ms(), 10000U - drift - 1000U);
+    CHECK(g.sem.token() == token0);
+    CHECK(g.mock.done());
+}
+
+TEST(replicas_unmet_after_a_grant_keep_the_token_when_the_release_fails) {
+    Fixture f(3, false);
+    CHECK_EQ(f.sem.set_replicas(1), Status::ok);
+    f.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n")
+        .expect(script("r", "0", "3"))
+        .reply("-ERR boom\r\n");
+    CHECK_EQ(f.sem.try_acquire(10000, 0), Status::not_replicated);
+    CHECK(!f.sem.held());
+    CHECK(f.sem.token() == token0);  // release() can be tried again
+    CHECK(f.mock.done());
+}
+
+// not_replicated is retried within the wait (a failover may bring a master whose replicas
+// answer), over a new connection and with the same token.
+TEST(a_grant_given_back_is_asked_for_again_with_the_same_token) {
+    Fixture f;
+    CHECK_EQ(f.sem.set_replicas(1), Status::ok);
+    f.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n")
+        .expect(script("r", "0", "3"))
+        .reply(":1\r\n")
+        .on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply(granted_10s)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":1\r\n");
+    CHECK_EQ(f.sem.try_acquire(10000, 5000), Status::ok);
+    CHECK(f.sem.held());
+    CHECK(f.sem.token() == token0);
+    CHECK(f.mock.done());
+}
+
+TEST(replicas_after_a_fair_hand_off) {
+    for (const bool met : {true, false}) {
+        Fixture f(2, true);
+        CHECK_EQ(f.sem.set_replicas(1), Status::ok);
+        f.mock.on_connect()
+            .expect(script("a", "10000", "2", "2100"))
+            .reply(busy_5s)
+            .expect(blpop(own_list, "1.000"))
+            .reply(
+                "*2\r\n$38\r\n{k}:f:000102030405060708090a0b0c0d0e0f\r\n$16\r\n"
+                "1795778052223229\r\n")
+            .expect(wire::cmd({"WAIT", "1", "1000"}))
+            .reply(met ? ":1\r\n" : ":0\r\n");
+        if (!met) f.mock.expect(script("r", "0", "2")).reply(":1\r\n");
+        CHECK_EQ(f.sem.try_acquire(10000, 8000), met ? Status::ok : Status::not_replicated);
+        CHECK_EQ(f.sem.held(), met);
+        CHECK(f.mock.done());
+    }
+}
+
 TEST(a_fair_waiter_whose_refresh_finds_the_lease_takes_its_remaining_time) {
     Fixture f(2, true);
     f.mock.on_connect()

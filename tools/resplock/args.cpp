@@ -312,9 +312,9 @@ int check_operands(Options& o) {
     return check_key_and_token(o, needs_token);
 }
 
-// --limit: the semaphore takes --fair, --fence, --owner and the waits and TTLs, but keeps no
-// --once-per marker, needs no --wake (its release wakes a waiter by itself) and lives on one
-// server. Returns -1 to go on, else the exit code.
+// --limit: the semaphore takes --fair, --fence, --owner, --replicas, the waits and the TTLs, but
+// keeps no --once-per marker, needs no --wake (its release wakes a waiter by itself) and lives
+// on one server. Returns -1 to go on, else the exit code.
 int check_limit(const Options& o) {
     if (o.limit == 0) return -1;
     if (o.once_per_ms != 0) {
@@ -324,8 +324,6 @@ int check_limit(const Options& o) {
     } else if (o.url_count > 1) {
         report("--limit works with one server only, not with a quorum of %d (several URLs in %s)",
                o.url_count, o.url_source);
-    } else if (o.replicas != 0) {
-        report("--limit does not take --replicas (not yet supported)");
     } else {
         return -1;
     }
@@ -375,9 +373,10 @@ int complete_options(Options& o, const char* redis_url) {
         report("--fair takes none of --fence, --once-per, --wake and --owner");
         return exit_usage;
     }
-    // A hand-off is written by the releaser's connection, which the new holder's WAIT does not
-    // count.
-    if (o.fair && o.replicas != 0) {
+    // A fair lock's hand-off is written by the releaser's connection, which the new holder's WAIT
+    // does not count. The fair semaphore's waiter writes after it (its BLPOP takes the hand-off's
+    // item), so its WAIT covers both.
+    if (o.fair && o.limit == 0 && o.replicas != 0) {
         report("--fair does not take --replicas");
         return exit_usage;
     }

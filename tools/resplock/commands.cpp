@@ -113,6 +113,11 @@ class Held {
 // ---------------------------------------------------------------------------------------------
 // Failures that mean something particular to a command
 
+// What the messages call what the tool takes: a lock, or with --limit a semaphore's lease.
+const char* taken(const Options& o) {
+    return o.limit != 0 ? "lease" : "lock";
+}
+
 // After a failed acquisition the lock keeps its token when the request may have set the key (its
 // reply was lost or malformed, or the acquisition script failed after its SET, e.g. an ACL
 // without +time under --fence). The tool never hands that token to anyone, so it gives back what
@@ -124,14 +129,14 @@ void undo_acquire(L& lock, const Options& o, char* out, std::size_t cap) {
     if (lock.token().empty()) return;
     const Status r = Held(lock, o).release();
     if (r == Status::ok) {
-        (void)std::snprintf(out, cap, "the lock it had taken was released");
+        (void)std::snprintf(out, cap, "the %s it had taken was released", taken(o));
     } else if (r == Status::not_owner || r == Status::expired) {
         (void)std::snprintf(out, cap, "the key does not carry its token: nothing to release");
     } else {
         (void)std::snprintf(out, cap,
-                            "the lock may have been taken and could not be released: it expires "
+                            "the %s may have been taken and could not be released: it expires "
                             "by its TTL (%u ms)",
-                            o.ttl_ms);
+                            taken(o), o.ttl_ms);
     }
 }
 
@@ -171,8 +176,8 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     char undone[160];
     undo_acquire(lock, o, undone, sizeof undone);
     if (s == Status::not_replicated && undone[0] == '\0') {
-        // The lock released what too few replicas acknowledged.
-        (void)std::snprintf(undone, sizeof undone, "the lock it had taken was released");
+        // The lock (or semaphore) released what too few replicas acknowledged.
+        (void)std::snprintf(undone, sizeof undone, "the %s it had taken was released", taken(o));
     }
     if (s == Status::busy) {
         report_busy(o, undone);
@@ -183,8 +188,8 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
         // The request went out, no clean answer came back, and no token is left to release with
         // (a quorum lock forgets it once it has tried to take back what it set). A request that
         // never went out (why says so) took nothing.
-        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
-               o.command_name, key, why, o.ttl_ms);
+        report("%s %s: %s; the %s may have been taken and will expire by its TTL (%u ms)",
+               o.command_name, key, why, taken(o), o.ttl_ms);
         return code;
     }
     report("%s %s: %s%s%s", o.command_name, key, why, undone[0] != '\0' ? "; " : "", undone);
@@ -211,10 +216,12 @@ int fail_owner(Status s, const Options& o, const Target& t) {
     if (s == Status::unknown_outcome) {
         char why[why_max];
         describe(s, t, why, sizeof why);
-        const char* left = o.command != Command::release ? "its TTL may or may not have been reset"
-                           : o.limit != 0 ? "the lease may still be held until its TTL ends"
-                                          : "the lock may still be held until its TTL ends";
-        report("%s %s: %s; %s", o.command_name, key, why, left);
+        if (o.command == Command::release) {
+            report("%s %s: %s; the %s may still be held until its TTL ends", o.command_name, key,
+                   why, taken(o));
+        } else {
+            report("%s %s: %s; its TTL may or may not have been reset", o.command_name, key, why);
+        }
         return exit_unavailable;
     }
     return fail(s, o.command_name, key, t);
@@ -412,6 +419,18 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     return dispatch(lock, list, o, target, port);
 }
 
+// --replicas N for a lock or a semaphore (in 1..max_replicas, or 0: off, as args checked), and
+// where messages read how many acknowledged.
+template <class L>
+void ask_replicas(L& lock, const Options& o, Target& target) {
+    (void)lock.set_replicas(o.replicas);
+    target.replicas = o.replicas;
+    target.waiter = &lock;
+    target.acknowledged = [](const void* waiter) {
+        return static_cast<const L*>(waiter)->replicas_acknowledged();
+    };
+}
+
 // A lock on the one server ep, over `port` (wrapped in TLS for rediss://).
 int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     Target target{};
@@ -443,6 +462,7 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         // KEY's length, the limit and the owner label were checked (args.cpp).
         resplock::Semaphore semaphore(conn, o.operands[0], o.limit, o.fair);
         (void)semaphore.set_owner(o.owner);
+        ask_replicas(semaphore, o, target);
         return dispatch(semaphore, list, o, target, port);
     }
     if (o.fair) {
@@ -450,9 +470,7 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         return dispatch(lock, list, o, target, port);
     }
     resplock::Lock lock(conn, o.operands[0]);
-    target.replicas = o.replicas;
-    target.lock = &lock;
-    (void)lock.set_replicas(o.replicas);  // in 1..max_replicas, or 0: off (checked by args)
+    ask_replicas(lock, o, target);
     return dispatch(lock, list, o, target, port);
 }
 

@@ -755,10 +755,21 @@ TEST(limit_refuses_what_a_semaphore_does_not_do) {
             "not with a quorum of 3 (several URLs in --url)");
     refused(Parsed({"--limit", "3", "acquire", "k"}, "redis://a,redis://b"),
             "not with a quorum of 2 (several URLs in REDIS_URL)");
-    refused(Parsed({"--limit", "3", "--replicas", "1", "acquire", "k"}),
-            "--limit does not take --replicas");
     // One URL of any kind is one server.
     accepted(Parsed({"--limit", "3", "-u", "redis-sentinel://s1,s2#m", "acquire", "k"}));
+}
+
+TEST(limit_takes_replicas_even_with_fair) {
+    const Parsed p({"--limit", "3", "--replicas", "2", "acquire", "k"});
+    if (accepted(p)) CHECK_EQ(p.o.replicas, 2U);
+    const Parsed fair({"--limit", "3", "--fair", "--replicas", "1", "run", "k", "--", "true"});
+    if (accepted(fair)) CHECK(fair.o.fair && fair.o.replicas == 1U);
+    accepted(Parsed({"--limit", "3", "--replicas", "1", "extend", "k", "t"}));
+    // The fair lock still refuses it, and --replicas still fits acquire, run and extend only.
+    refused(Parsed({"--fair", "--replicas", "1", "acquire", "k"}),
+            "--fair does not take --replicas");
+    refused(Parsed({"--limit", "3", "--replicas", "1", "status", "k"}),
+            "--replicas applies to run, acquire and extend only");
 }
 
 TEST(limit_with_fair_takes_fence_and_owner) {

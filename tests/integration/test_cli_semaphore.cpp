@@ -5,13 +5,16 @@
 // options --limit refuses; four concurrent `run`s under a limit of 2 that log their start and
 // end (never more than 2 at once, all 4 ran); what `run` exports; a fair limit of 1 that serves
 // its waiters in arrival order; a lease lost under `run` (70); and a SIGKILLed `run` whose lease
-// the server takes back when its TTL ends.
+// the server takes back when its TTL ends. --replicas: a lone server's lease given back (69), and
+// a master with one replica (met, unmet, extend, a fair hand-off).
 #include <signal.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -242,7 +245,7 @@ TEST(limit_refuses_options_that_do_not_apply) {
         {{"--wake", "acquire", key}, "--wake"},
         {{"-u", server().url(), "-u", server().url(), "acquire", key}, "several URLs"},
         {{"--limit", "4", "acquire", key}, "--limit given twice"},
-        {{"--replicas", "1", "acquire", key}, "--replicas"},
+        {{"--replicas", "1", "status", key}, "--replicas applies to"},
     };
     for (const auto& c : cases) {
         std::vector<std::string> args = {"--limit", "3"};
@@ -431,6 +434,84 @@ TEST(a_killed_runs_lease_ends_with_its_ttl) {
     CHECK(gone_after <= 2.5);
     r = cli({"--limit", "2", "status", key});
     CHECK_EQ(r.out, std::string("free 0/2\n"));
+}
+
+// --replicas 1 on a server without replicas: the WAIT counts none, the lease is given back.
+TEST(replicas_unmet_on_a_lone_server_give_the_lease_back) {
+    const std::string key = "cli:sem:norep";
+    server().cli({"DEL", key});
+    const Result r = cli({"--limit", "2", "--replicas", "1", "--timeout", "600", "acquire", key});
+    CHECK_EQ(r.code, 69);
+    CHECK_EQ(r.out, std::string());
+    const bool ok = CHECK(one_error_line(r.err)) &&
+                    CHECK(contains(r.err, "only 0 of 1 replicas acknowledged")) &&
+                    CHECK(contains(r.err, "the lease it had taken was released"));
+    if (!ok) show("acquire --replicas 1", r);
+    CHECK_EQ(server().cli({"ZCARD", key}), std::string("0"));
+}
+
+// A master and its replica, whose copy of the first sync goes to a fresh directory (removed
+// when the replica has stopped: declared first, it is destroyed last).
+struct Replicated {
+    struct Scratch {
+        char dir[40] = "/tmp/resplock-cli-sem-XXXXXX";
+        bool made = mkdtemp(dir) != nullptr;
+        ~Scratch() {
+            std::error_code ignored;
+            if (made) std::filesystem::remove_all(dir, ignored);
+        }
+    } scratch;
+    support::RedisServer master{"--repl-diskless-sync-delay", "0"};
+    std::string master_port = std::to_string(master.port());
+    support::RedisServer replica{"--replicaof", "127.0.0.1", master_port.c_str(), "--dir",
+                                 scratch.dir};
+
+    bool linked() const {
+        return replica.cli({"INFO", "replication"}).find("master_link_status:up") !=
+               std::string::npos;
+    }
+    Result cli(std::vector<std::string> args) const {
+        args.insert(args.begin(), {RESPLOCK_CLI, "-u", master.url()});
+        return support::run(args, {}, 30);
+    }
+};
+
+TEST(replicas_with_a_replica_met_unmet_extend_and_fair_hand_off) {
+    const Replicated r;
+    REQUIRE(r.scratch.made && r.master.running() && r.replica.running());
+    REQUIRE(support::wait_until([&] { return r.linked(); }, 20));
+    const std::string key = "cli:sem:rep";
+    Result a = r.cli({"--limit", "2", "--replicas", "1", "--ttl", "20000", "acquire", key});
+    if (!CHECK_EQ(a.code, 0)) show("acquire --replicas 1", a);
+    const std::string token = trimmed(a.out);
+    // Acknowledged: the replica has the lease.
+    CHECK(!r.replica.cli({"ZSCORE", key, token}).empty());
+    a = r.cli({"--limit", "2", "--replicas", "2", "--timeout", "600", "acquire", key});
+    CHECK_EQ(a.code, 69);
+    if (!CHECK(contains(a.err, "only 1 of 2 replicas acknowledged"))) show("--replicas 2", a);
+    CHECK_EQ(r.master.cli({"ZCARD", key}), std::string("1"));
+    CHECK_EQ(
+        r.cli({"--limit", "2", "--replicas", "1", "--ttl", "40000", "extend", key, token}).code, 0);
+    CHECK(std::atoll(r.master.cli({"PTTL", key}).c_str()) > 30000);
+    CHECK_EQ(r.cli({"--limit", "2", "release", key, token}).code, 0);
+
+    // A fair hand-off to a waiter that asks for one replica.
+    const std::string fair = "cli:sem:rep:fair";
+    const Result h = r.cli({"--limit", "1", "--fair", "--ttl", "20000", "acquire", fair});
+    REQUIRE_EQ(h.code, 0);
+    support::Process waiter;
+    REQUIRE(waiter.start({RESPLOCK_CLI, "-u", r.master.url(), "--limit", "1", "--fair",
+                          "--replicas", "1", "--wait", "10000", "run", fair, "--", "echo", "ran"}));
+    CHECK(support::wait_until(
+        [&] {
+            return contains(r.cli({"--limit", "1", "status", fair}).err,
+                            "1 waiting in the fair queue");
+        },
+        10));
+    CHECK_EQ(r.cli({"--limit", "1", "release", fair, trimmed(h.out)}).code, 0);
+    const Result w = waiter.wait(20);
+    if (!CHECK_EQ(w.code, 0)) show("fair waiter --replicas 1", w);
+    CHECK_EQ(w.out, std::string("ran\n"));
 }
 
 }  // namespace

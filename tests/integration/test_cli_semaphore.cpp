@@ -357,16 +357,24 @@ TEST(run_with_a_full_semaphore_is_busy_and_does_not_run) {
     CHECK_EQ(cli({"--limit", "1", "release", key, trimmed(a.out)}).code, 0);
 }
 
-// COMMAND removes its own lease: the release at the end finds it gone, and run exits 70 naming
-// COMMAND's own status.
+// COMMAND removes its own lease and exits at once: the release at the end finds it gone, and run
+// exits 70 naming COMMAND's own status. Or it goes on: a renewal finds the lease gone, and run
+// stops COMMAND and exits 70.
 TEST(run_exits_70_when_its_lease_was_lost) {
     const std::string key = "cli:sem:lost";
     server().cli({"DEL", key});
-    const Result r = cli({"--limit", "2", "--ttl", "30000", "run", key, "--", "sh", "-c",
-                          "redis-cli -h 127.0.0.1 -p " + std::to_string(server().port()) +
-                              " ZREM " + key + " \"$RESPLOCK_TOKEN\" >/dev/null; exit 0"});
+    const std::string remove = "redis-cli -h 127.0.0.1 -p " + std::to_string(server().port()) +
+                               " ZREM " + key + " \"$RESPLOCK_TOKEN\" >/dev/null; ";
+    Result r =
+        cli({"--limit", "2", "--ttl", "30000", "run", key, "--", "sh", "-c", remove + "exit 0"});
     CHECK_EQ(r.code, 70);
-    if (!CHECK(contains(r.err, "lock lost") && contains(r.err, "status 0"))) show("run", r);
+    if (!CHECK(contains(r.err, "its lease gone") && contains(r.err, "status 0"))) show("run", r);
+    r = cli({"--limit", "2", "--ttl", "900", "run", key, "--", "sh", "-c", remove + "sleep 10"});
+    CHECK_EQ(r.code, 70);
+    CHECK(r.secs < 3);
+    if (!CHECK(contains(r.err, "its lease is gone") && contains(r.err, "stopping COMMAND"))) {
+        show("run", r);
+    }
 }
 
 TEST(fair_limit_of_one_serves_waiters_in_arrival_order) {

@@ -407,9 +407,11 @@ void Supervision::wait_until_done() {
 
 // Why the renewals reported the lock lost, in words.
 const char* Supervision::loss(Status why) const {
-    // The lock object forgets its token when the server said the key is not ours.
+    // The lock object forgets its token when the server said the key is not ours. A semaphore's
+    // key holds the other leases: only its own member is gone.
     return why == Status::not_owner ? "another holder has the key"
-           : lock_.token().empty()  ? "the key is gone: expired or deleted"
+           : lock_.token().empty()  ? (run_.limit != 0 ? "its lease is gone: expired or removed"
+                                                       : "the key is gone: expired or deleted")
            : why == Status::expired
                ? "no renewal succeeded before its TTL ran out (less the time needed to stop "
                  "COMMAND)"
@@ -460,6 +462,7 @@ int Supervision::end(const Target& t) {
         report("run %s: lock lost while COMMAND ran (the release found %s); COMMAND %s",
                run_.key_shown,
                s == Status::not_owner ? "another holder's token in the key"
+               : run_.limit != 0      ? "its lease gone: expired or removed"
                                       : "the key gone: expired or deleted",
                CommandEnd(group_.leader_status).text);
         return exit_lost;

@@ -6,7 +6,8 @@
 // end (never more than 2 at once, all 4 ran); what `run` exports; a fair limit of 1 that serves
 // its waiters in arrival order; a lease lost under `run` (70); and a SIGKILLed `run` whose lease
 // the server takes back when its TTL ends. --replicas: a lone server's lease given back (69), and
-// a master with one replica (met, unmet, extend, a fair hand-off).
+// a master with one replica (met, unmet, extend, a fair hand-off). A Redis Cluster reached through
+// nodes that do not serve KEY's slot.
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #include "check.hpp"
 #include "helpers.hpp"
 #include "process.hpp"
+#include "redis_cluster.hpp"
 #include "redis_server.hpp"
 
 #ifndef RESPLOCK_CLI
@@ -520,6 +522,38 @@ TEST(replicas_with_a_replica_met_unmet_extend_and_fair_hand_off) {
     const Result w = waiter.wait(20);
     if (!CHECK_EQ(w.code, 0)) show("fair waiter --replicas 1", w);
     CHECK_EQ(w.out, std::string("ran\n"));
+}
+
+// Every command through a node that does not serve KEY's slot (MOVED followed), with --replicas 1
+// met by the slot's master's replica.
+TEST(a_cluster_reached_through_other_nodes) {
+    support::RedisCluster cluster;
+    REQUIRE(cluster.ok());
+    const std::string key = cluster.key_on(1, "cli:sem:cluster:");
+    const auto via = [&](std::size_t node, std::vector<std::string> args) {
+        args.insert(args.begin(), {RESPLOCK_CLI, "-u", cluster.node(node).url(), "--limit", "2"});
+        return support::run(args, {}, 30);
+    };
+    std::string tokens[2];
+    for (int i = 0; i < 2; ++i) {
+        const Result r =
+            via(0, {"--replicas", "1", "--owner", "n" + std::to_string(i), "acquire", key});
+        if (!CHECK_EQ(r.code, 0)) show("acquire via node 0", r);
+        tokens[i] = trimmed(r.out);
+    }
+    CHECK_EQ(via(2, {"acquire", key}).code, 75);
+    Result r = via(2, {"status", key});
+    CHECK_EQ(r.code, 0);
+    const std::vector<std::string> lines = lines_of(r.out);
+    CHECK(lines.size() == 3 && lines[0] == "held 2/2");
+    CHECK_EQ(leases_of(lines).size(), std::size_t{2});
+    CHECK_EQ(cluster.node(1).cli({"ZCARD", key}), std::string("2"));
+    CHECK_EQ(via(0, {"release", key, tokens[0]}).code, 0);
+    r = via(2, {"--replicas", "1", "run", key, "--", "sh", "-c", "echo $RESPLOCK_LIMIT"});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.out, std::string("2\n"));
+    CHECK_EQ(via(0, {"release", key, tokens[1]}).code, 0);
+    CHECK_EQ(via(2, {"status", key}).out, std::string("free 0/2\n"));
 }
 
 }  // namespace

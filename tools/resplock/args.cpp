@@ -60,12 +60,12 @@ bool set_owner(Options& o, const char* value) {
     return true;
 }
 
-// A count option: --replicas N or --limit N, a whole number of `what` in 1..max.
-bool set_count(std::string_view name, const char* what, std::uint32_t max, const char* value,
-               std::uint32_t& out) {
-    if (!parse_number(value, 1, max, out)) {
-        report("--%.*s: expected a whole number of %s in 1..%u, got '%s'",
-               static_cast<int>(name.size()), name.data(), what, max, Shown(value).text);
+// A number option (--ttl MS, --replicas N, --limit N...): a whole number of `what` in lo..hi.
+bool set_number(std::string_view name, const char* what, std::uint32_t lo, std::uint32_t hi,
+                const char* value, std::uint32_t& out) {
+    if (!parse_number(value, lo, hi, out)) {
+        report("--%.*s: expected a whole number of %s in %u..%u, got '%s'",
+               static_cast<int>(name.size()), name.data(), what, lo, hi, Shown(value).text);
         return false;
     }
     return true;
@@ -89,14 +89,14 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
     } else if (name == "owner") {
         return set_owner(o, value);
     } else if (name == "replicas") {
-        return set_count(name, "replicas", resplock::Lock::max_replicas, value, o.replicas);
+        return set_number(name, "replicas", 1, resplock::Lock::max_replicas, value, o.replicas);
     } else if (name == "limit") {
         // Two limits would make two semaphores of one key: a mistake, whichever was meant.
         if (o.limit != 0) {
             report("--limit given twice: give the number of holders once");
             return false;
         }
-        return set_count(name, "holders", resplock::Semaphore::max_limit, value, o.limit);
+        return set_number(name, "holders", 1, resplock::Semaphore::max_limit, value, o.limit);
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -115,12 +115,7 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
                           : o.tls_server_name) = value;
         return true;
     }
-    if (!parse_number(value, lo, max_ms, *number)) {
-        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%s'",
-               static_cast<int>(name.size()), name.data(), lo, max_ms, Shown(value).text);
-        return false;
-    }
-    return true;
+    return set_number(name, "milliseconds", lo, max_ms, value, *number);
 }
 
 bool takes_value(std::string_view name) {

@@ -101,6 +101,19 @@ std::vector<Lease> leases_of(const std::vector<std::string>& lines) {
     return leases;
 }
 
+// KEY, deleted from the server of most tests.
+std::string fresh_key(const std::string& key) {
+    server().cli({"DEL", key});
+    return key;
+}
+
+// An empty log file of this test process, "/tmp/resplock-sem-NAME-PID.log".
+std::string fresh_log(const std::string& name) {
+    const std::string path = "/tmp/resplock-sem-" + name + "-" + std::to_string(getpid()) + ".log";
+    std::remove(path.c_str());
+    return path;
+}
+
 void show(const char* what, const Result& r) {
     std::printf("      %s: exit %d\n      stdout: %s      stderr: %s", what, r.code, r.out.c_str(),
                 r.err.c_str());
@@ -111,8 +124,7 @@ TEST(server_started) {
 }
 
 TEST(three_leases_of_three_then_busy_then_status_release_and_extend) {
-    const std::string key = "cli:sem";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem");
     // TTLs that make the order of the ends b, c, a.
     const struct {
         const char* owner;
@@ -212,8 +224,7 @@ TEST(status_of_a_free_semaphore_is_free_0_of_n_and_exit_1) {
 }
 
 TEST(fence_prints_increasing_numbers) {
-    const std::string key = "cli:sem:fence";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:fence");
     unsigned long long last = 0;
     std::vector<std::string> tokens;
     for (int i = 0; i < 4; ++i) {
@@ -237,8 +248,7 @@ TEST(fence_prints_increasing_numbers) {
 }
 
 TEST(limit_refuses_options_that_do_not_apply) {
-    const std::string key = "cli:sem:refused";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:refused");
     const struct {
         std::vector<std::string> args;
         const char* named;
@@ -272,10 +282,8 @@ struct Event {
 };
 
 TEST(four_runs_under_a_limit_of_two_never_exceed_two) {
-    const std::string key = "cli:sem:run";
-    server().cli({"DEL", key});
-    const std::string log = "/tmp/resplock-sem-run-" + std::to_string(getpid()) + ".log";
-    std::remove(log.c_str());
+    const std::string key = fresh_key("cli:sem:run");
+    const std::string log = fresh_log("run");
     const std::string script =
         "echo \"S $(date +%s%N)\" >> " + log + "; sleep 0.6; echo \"E $(date +%s%N)\" >> " + log;
     std::unique_ptr<support::Process> runs[4];
@@ -319,8 +327,7 @@ TEST(four_runs_under_a_limit_of_two_never_exceed_two) {
 }
 
 TEST(run_exports_token_fence_and_limit_and_releases) {
-    const std::string key = "cli:sem:env";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:env");
     const Result r =
         cli({"--limit", "2", "--fence", "--owner", "runner", "run", key, "--", "sh", "-c",
              "echo \"$RESPLOCK_KEY|$RESPLOCK_TOKEN|$RESPLOCK_FENCE|$RESPLOCK_LIMIT\"; "
@@ -348,8 +355,7 @@ TEST(run_exports_token_fence_and_limit_and_releases) {
 }
 
 TEST(run_with_a_full_semaphore_is_busy_and_does_not_run) {
-    const std::string key = "cli:sem:busy";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:busy");
     const Result a = cli({"--limit", "1", "acquire", key});
     REQUIRE_EQ(a.code, 0);
     const Result r = cli({"--limit", "1", "run", key, "--", "echo", "ran"});
@@ -363,8 +369,7 @@ TEST(run_with_a_full_semaphore_is_busy_and_does_not_run) {
 // exits 70 naming COMMAND's own status. Or it goes on: a renewal finds the lease gone, and run
 // stops COMMAND and exits 70.
 TEST(run_exits_70_when_its_lease_was_lost) {
-    const std::string key = "cli:sem:lost";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:lost");
     const std::string remove = "redis-cli -h 127.0.0.1 -p " + std::to_string(server().port()) +
                                " ZREM " + key + " \"$RESPLOCK_TOKEN\" >/dev/null; ";
     Result r =
@@ -380,10 +385,8 @@ TEST(run_exits_70_when_its_lease_was_lost) {
 }
 
 TEST(fair_limit_of_one_serves_waiters_in_arrival_order) {
-    const std::string key = "cli:sem:fair";
-    server().cli({"DEL", key});
-    const std::string log = "/tmp/resplock-sem-fair-" + std::to_string(getpid()) + ".log";
-    std::remove(log.c_str());
+    const std::string key = fresh_key("cli:sem:fair");
+    const std::string log = fresh_log("fair");
     const Result a = cli({"--limit", "1", "--fair", "--ttl", "20000", "acquire", key});
     REQUIRE_EQ(a.code, 0);
     std::unique_ptr<support::Process> waiters[3];
@@ -421,8 +424,7 @@ TEST(fair_limit_of_one_serves_waiters_in_arrival_order) {
 }
 
 TEST(a_killed_runs_lease_ends_with_its_ttl) {
-    const std::string key = "cli:sem:killed";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:killed");
     support::Process holder;
     REQUIRE(holder.start(tool(
         {"--limit", "2", "--owner", "doomed", "--ttl", "1500", "run", key, "--", "sleep", "30"})));
@@ -448,8 +450,7 @@ TEST(a_killed_runs_lease_ends_with_its_ttl) {
 
 // --replicas 1 on a server without replicas: the WAIT counts none, the lease is given back.
 TEST(replicas_unmet_on_a_lone_server_give_the_lease_back) {
-    const std::string key = "cli:sem:norep";
-    server().cli({"DEL", key});
+    const std::string key = fresh_key("cli:sem:norep");
     const Result r = cli({"--limit", "2", "--replicas", "1", "--timeout", "600", "acquire", key});
     CHECK_EQ(r.code, 69);
     CHECK_EQ(r.out, std::string());

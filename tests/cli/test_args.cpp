@@ -387,6 +387,7 @@ TEST(help_text_names_every_option_and_exit_code) {
                              "--fence",
                              "--once-per MS",
                              "--wake",
+                             "--limit N",
                              "--cacert FILE",
                              "--cert FILE",
                              "--key FILE",
@@ -409,7 +410,8 @@ TEST(help_text_names_every_option_and_exit_code) {
                              "   76  ",
                              "   77  ",
                              "  126  ",
-                             "  127  "}) {
+                             "  127  ",
+                             "resplock --limit 10 --wait 3600000 run fleet:ota -- ./update.sh"}) {
         if (!CHECK(contains(p.out, word))) std::printf("      missing: %s\n", word);
     }
 #ifdef RESPLOCK_CLI_TLS
@@ -685,6 +687,105 @@ TEST(run_without_command_is_refused) {
                 "run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
     }
     refused(Parsed({"run", "k", "-x", "--", "true"}), "unknown option '-x'");
+}
+
+// ---------------------------------------------------------------------------------------------
+// --limit N: the semaphore
+
+TEST(limit_is_read_in_both_forms_for_every_command) {
+    for (const std::vector<std::string>& line :
+         std::vector<std::vector<std::string>>{{"acquire", "k"},
+                                               {"release", "k", "t"},
+                                               {"extend", "k", "t"},
+                                               {"status", "k"},
+                                               {"run", "k", "--", "true"}}) {
+        std::vector<std::string> spaced = {"--limit", "3"};
+        spaced.insert(spaced.end(), line.begin(), line.end());
+        const Parsed a(spaced);
+        if (accepted(a)) CHECK_EQ(a.o.limit, 3U);
+        std::vector<std::string> joined = line;
+        joined.insert(line[0] == "run" ? joined.begin() + 2 : joined.end(), "--limit=12");
+        const Parsed b(joined);
+        if (accepted(b)) CHECK_EQ(b.o.limit, 12U);
+    }
+    const Parsed none({"status", "k"});
+    if (accepted(none)) CHECK_EQ(none.o.limit, 0U);
+}
+
+TEST(limit_at_its_bounds_is_accepted) {
+    for (const char* v : {"1", "65535", "00010"}) {
+        const Parsed p({"--limit", v, "acquire", "k"});
+        if (accepted(p)) CHECK_EQ(std::to_string(p.o.limit), std::to_string(std::stoul(v)));
+    }
+}
+
+TEST(limit_zero_too_large_or_junk_is_refused) {
+    for (const char* v :
+         {"0", "65536", "4294967296", "-1", "+3", "3x", "abc", "", " 3", "1e3", "2.5"}) {
+        const std::string text =
+            std::string("--limit: expected a whole number of holders in 1..65535, got '") + v + "'";
+        refused(Parsed({"--limit", v, "acquire", "k"}), text);
+        refused(Parsed({std::string("--limit=") + v, "acquire", "k"}), text);
+    }
+    refused(Parsed({"acquire", "k", "--limit"}), "option --limit needs a value");
+}
+
+TEST(limit_given_twice_is_refused) {
+    for (const char* second : {"3", "5"}) {
+        refused(Parsed({"--limit", "3", "acquire", "k", "--limit", second}), "--limit given twice");
+    }
+    refused(Parsed({"--limit=3", "--limit=3", "status", "k"}), "--limit given twice");
+}
+
+TEST(n_is_not_a_short_limit) {
+    refused(Parsed({"-n", "3", "acquire", "k"}), "unknown option '-n'");
+    refused(Parsed({"-n3", "acquire", "k"}), "unknown option '-n3'");
+}
+
+TEST(limit_refuses_what_a_semaphore_does_not_do) {
+    refused(Parsed({"--limit", "3", "--once-per", "1000", "acquire", "k"}),
+            "--limit does not take --once-per");
+    refused(Parsed({"--limit", "3", "--wake", "acquire", "k"}), "--limit does not take --wake");
+    refused(Parsed({"--limit", "3", "--wake", "release", "k", "t"}),
+            "--limit does not take --wake");
+    refused(
+        Parsed({"--limit", "3", "-u", "redis://a", "-u", "redis://b", "run", "k", "--", "true"}),
+        "--limit works with one server only, not with a quorum of 2 (several URLs in --url)");
+    refused(Parsed({"--limit", "3", "-u", "redis://a,redis://b,redis://c", "status", "k"}),
+            "not with a quorum of 3 (several URLs in --url)");
+    refused(Parsed({"--limit", "3", "acquire", "k"}, "redis://a,redis://b"),
+            "not with a quorum of 2 (several URLs in REDIS_URL)");
+    // One URL of any kind is one server.
+    accepted(Parsed({"--limit", "3", "-u", "redis-sentinel://s1,s2#m", "acquire", "k"}));
+}
+
+TEST(limit_takes_replicas_even_with_fair) {
+    const Parsed p({"--limit", "3", "--replicas", "2", "acquire", "k"});
+    if (accepted(p)) CHECK_EQ(p.o.replicas, 2U);
+    const Parsed fair({"--limit", "3", "--fair", "--replicas", "1", "run", "k", "--", "true"});
+    if (accepted(fair)) CHECK(fair.o.fair && fair.o.replicas == 1U);
+    accepted(Parsed({"--limit", "3", "--replicas", "1", "extend", "k", "t"}));
+    // The fair lock still refuses it, and --replicas still fits acquire, run and extend only.
+    refused(Parsed({"--fair", "--replicas", "1", "acquire", "k"}),
+            "--fair does not take --replicas");
+    refused(Parsed({"--limit", "3", "--replicas", "1", "status", "k"}),
+            "--replicas applies to run, acquire and extend only");
+}
+
+TEST(limit_with_fair_takes_fence_and_owner) {
+    const Parsed p({"--limit", "2", "--fair", "--fence", "--owner", "gw-1", "acquire", "k"});
+    if (accepted(p)) {
+        CHECK(p.o.fair && p.o.fence && p.o.owner_given);
+        CHECK_EQ(p.o.limit, 2U);
+        CHECK_TEXT(p.o.owner, "gw-1");
+    }
+    accepted(Parsed({"--limit", "2", "--fair", "--fence", "run", "k", "--", "true"}));
+    // Without --limit the fair lock still refuses them.
+    refused(Parsed({"--fair", "--fence", "acquire", "k"}), "--fair takes none of");
+    refused(Parsed({"--fair", "--owner", "gw-1", "acquire", "k"}), "--fair takes none of");
+    // --fence stays an acquire/run option.
+    refused(Parsed({"--limit", "2", "--fence", "status", "k"}),
+            "--fence applies to run and acquire only");
 }
 
 // ---------------------------------------------------------------------------------------------

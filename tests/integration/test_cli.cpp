@@ -584,8 +584,8 @@ TEST(broken_server_replies) {
     };
     const Case cases[] = {
         {"hello\r\n", 76, "protocol error", 76, "may have been taken"},
-        {"$2100\r\n" + std::string(2100, 'x') + "\r\n", 76, "2048-byte buffer", 76,
-         "2048-byte buffer"},
+        {"$4200\r\n" + std::string(4200, 'x') + "\r\n", 76, "4096-byte buffer", 76,
+         "4096-byte buffer"},
         {"*1000000000\r\n", 76, "protocol error", 76, "may have been taken"},
         {"-ERR boom goes the server\r\n", 76, "boom goes the server", 76, "boom goes the server"},
         {"-NOPERM this user has no permissions\r\n", 77, "NOPERM", 77, "NOPERM"},
@@ -620,7 +620,7 @@ TEST(broken_server_replies) {
 // kind it drives. Without AUTH (and without CLIENT SETNAME) the request goes out, and it must say
 // that the lock may have been taken.
 TEST(broken_reply_says_the_lock_may_be_taken_only_when_the_request_went_out) {
-    const std::string replies[] = {"hello\r\n", "$2100\r\n" + std::string(2100, 'x') + "\r\n"};
+    const std::string replies[] = {"hello\r\n", "$4200\r\n" + std::string(4200, 'x') + "\r\n"};
     for (const std::string& reply : replies) {
         const CannedServer a(reply);
         const CannedServer b(reply);

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/variants/semaphore.hpp"
 #include "text.hpp"
 #include "url.hpp"
 #include "usage.hpp"
@@ -59,6 +60,17 @@ bool set_owner(Options& o, const char* value) {
     return true;
 }
 
+// A number option (--ttl MS, --replicas N, --limit N...): a whole number of `what` in lo..hi.
+bool set_number(std::string_view name, const char* what, std::uint32_t lo, std::uint32_t hi,
+                const char* value, std::uint32_t& out) {
+    if (!parse_number(value, lo, hi, out)) {
+        report("--%.*s: expected a whole number of %s in %u..%u, got '%s'",
+               static_cast<int>(name.size()), name.data(), what, lo, hi, Shown(value).text);
+        return false;
+    }
+    return true;
+}
+
 // Values an option takes.
 bool apply_option(Options& o, std::string_view name, const char* value) {
     std::uint32_t* number = nullptr;
@@ -77,12 +89,14 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
     } else if (name == "owner") {
         return set_owner(o, value);
     } else if (name == "replicas") {
-        if (!parse_number(value, 1, resplock::Lock::max_replicas, o.replicas)) {
-            report("--replicas: expected a whole number of replicas in 1..%u, got '%s'",
-                   resplock::Lock::max_replicas, Shown(value).text);
+        return set_number(name, "replicas", 1, resplock::Lock::max_replicas, value, o.replicas);
+    } else if (name == "limit") {
+        // Two limits would make two semaphores of one key: a mistake, whichever was meant.
+        if (o.limit != 0) {
+            report("--limit given twice: give the number of holders once");
             return false;
         }
-        return true;
+        return set_number(name, "holders", 1, resplock::Semaphore::max_limit, value, o.limit);
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -101,18 +115,14 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
                           : o.tls_server_name) = value;
         return true;
     }
-    if (!parse_number(value, lo, max_ms, *number)) {
-        report("--%.*s: expected a whole number of milliseconds in %u..%u, got '%s'",
-               static_cast<int>(name.size()), name.data(), lo, max_ms, Shown(value).text);
-        return false;
-    }
-    return true;
+    return set_number(name, "milliseconds", lo, max_ms, value, *number);
 }
 
 bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
-           name == "tls-server-name" || name == "once-per" || name == "owner" || name == "replicas";
+           name == "tls-server-name" || name == "once-per" || name == "owner" ||
+           name == "replicas" || name == "limit";
 }
 
 // Options that take no value.
@@ -297,6 +307,24 @@ int check_operands(Options& o) {
     return check_key_and_token(o, needs_token);
 }
 
+// --limit: the semaphore takes --fair, --fence, --owner, --replicas, the waits and the TTLs, but
+// keeps no --once-per marker, needs no --wake (its release wakes a waiter by itself) and lives
+// on one server. Returns -1 to go on, else the exit code.
+int check_limit(const Options& o) {
+    if (o.limit == 0) return -1;
+    if (o.once_per_ms != 0) {
+        report("--limit does not take --once-per (a semaphore keeps no interval marker)");
+    } else if (o.wake) {
+        report("--limit does not take --wake (a semaphore's release wakes a waiter by itself)");
+    } else if (o.url_count > 1) {
+        report("--limit works with one server only, not with a quorum of %d (several URLs in %s)",
+               o.url_count, o.url_source);
+    } else {
+        return -1;
+    }
+    return exit_usage;
+}
+
 }  // namespace
 
 int parse_args(int argc, char** argv, Options& o) {
@@ -333,13 +361,17 @@ int complete_options(Options& o, const char* redis_url) {
         report("--fence applies to run and acquire only");
         return exit_usage;
     }
-    if (o.fair && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {
+    if (const int r = check_limit(o); r >= 0) return r;
+    // The fair lock's tokens carry no label and it hands out no fencing number; the fair
+    // semaphore's do both.
+    if (o.fair && o.limit == 0 && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {
         report("--fair takes none of --fence, --once-per, --wake and --owner");
         return exit_usage;
     }
-    // A hand-off is written by the releaser's connection, which the new holder's WAIT does not
-    // count.
-    if (o.fair && o.replicas != 0) {
+    // A fair lock's hand-off is written by the releaser's connection, which the new holder's WAIT
+    // does not count. The fair semaphore's waiter writes after it (its BLPOP takes the hand-off's
+    // item), so its WAIT covers both.
+    if (o.fair && o.limit == 0 && o.replicas != 0) {
         report("--fair does not take --replicas");
         return exit_usage;
     }

@@ -37,6 +37,9 @@ struct Options {
     bool wake = false;              // --wake
     bool fair = false;              // --fair: resplock::FairLock (a FIFO queue, hand-off)
     std::uint32_t replicas = 0;     // --replicas N: WAIT for N replicas after acquire / extend
+    // --limit N: resplock::Semaphore on KEY, at most N holders at once (fair with --fair); 0: a
+    // lock
+    std::uint32_t limit = 0;
     // --owner LABEL: the label before each token and the client name; empty: none. Without
     // --owner, default_owner() puts the host name here.
     char owner[RESPLOCK_MAX_OWNER_LEN + 1] = {};

@@ -1,7 +1,7 @@
 // The commands and the set-up around them (see commands.hpp; status is status.cpp's): the lock
-// kinds behind one set of templates, what busy, not_owner and unknown_outcome mean to each
-// command, and the connections: one server (with TLS when built in) or a quorum of up to
-// RESPLOCK_MAX_SERVERS.
+// kinds (and the semaphore of --limit) behind one set of templates, what busy, not_owner and
+// unknown_outcome mean to each command, and the connections: one server (with TLS when built in) or
+// a quorum of up to RESPLOCK_MAX_SERVERS.
 #include "commands.hpp"
 
 #include <errno.h>
@@ -32,6 +32,7 @@
 #include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/lock_ref.hpp"
 #include "resplock/variants/quorum_lock.hpp"
+#include "resplock/variants/semaphore.hpp"
 #include "routing.hpp"
 #include "status.hpp"
 #include "supervisor.hpp"
@@ -44,14 +45,15 @@ using resplock::Status;
 
 namespace {
 
-// The connection buffer: holds one request, then its reply (the fair lock's requests are the
-// longest).
-char io_buffer[2048];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
+// The connection buffer: holds one request, then its reply (the semaphore's requests are the
+// longest; run() checks that it fits every kind's).
+char io_buffer[4096];  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): no heap
 
 // ---------------------------------------------------------------------------------------------
 // The lock kinds the tool drives: one server (resplock::Lock, with the acquisition options, or
-// resplock::FairLock with --fair) or a quorum over several (resplock::QuorumLock). The commands
-// below are written once for all three.
+// resplock::FairLock with --fair) or a quorum over several (resplock::QuorumLock); and with
+// --limit a counting semaphore (resplock::Semaphore, fair with --fair), whose lease the commands
+// take, give back and renew as a lock. The commands below are written once for all four.
 
 resplock::AcquireOptions acquire_options(const Options& o) {
     resplock::AcquireOptions options;
@@ -71,6 +73,10 @@ Status take(resplock::FairLock& lock, const Options& o, std::uint64_t& /*fence*/
 }
 Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o));
+}
+// Every lease carries a fencing number; --fence only shows it.
+Status take(resplock::Semaphore& semaphore, const Options& o, std::uint64_t& fence) {
+    return semaphore.try_acquire(o.ttl_ms, o.wait_ms, &fence);
 }
 
 // A lock of any kind as the commands give it back, and as `run`'s supervisor holds it (through a
@@ -107,6 +113,11 @@ class Held {
 // ---------------------------------------------------------------------------------------------
 // Failures that mean something particular to a command
 
+// What the messages call what the tool takes: a lock, or with --limit a semaphore's lease.
+const char* taken(const Options& o) {
+    return o.limit != 0 ? "lease" : "lock";
+}
+
 // After a failed acquisition the lock keeps its token when the request may have set the key (its
 // reply was lost or malformed, or the acquisition script failed after its SET, e.g. an ACL
 // without +time under --fence). The tool never hands that token to anyone, so it gives back what
@@ -118,14 +129,14 @@ void undo_acquire(L& lock, const Options& o, char* out, std::size_t cap) {
     if (lock.token().empty()) return;
     const Status r = Held(lock, o).release();
     if (r == Status::ok) {
-        (void)std::snprintf(out, cap, "the lock it had taken was released");
+        (void)std::snprintf(out, cap, "the %s it had taken was released", taken(o));
     } else if (r == Status::not_owner || r == Status::expired) {
         (void)std::snprintf(out, cap, "the key does not carry its token: nothing to release");
     } else {
         (void)std::snprintf(out, cap,
-                            "the lock may have been taken and could not be released: it expires "
+                            "the %s may have been taken and could not be released: it expires "
                             "by its TTL (%u ms)",
-                            o.ttl_ms);
+                            taken(o), o.ttl_ms);
     }
 }
 
@@ -138,11 +149,17 @@ void report_busy(const Options& o, const char* undone) {
             "run %s: not run: the lock is held, or was taken less than %u ms ago "
             "(--once-per)%s%s",
             key, o.once_per_ms, sep, undone);
-    } else if (o.wait_ms == 0) {
-        report("%s %s: lock is busy (held by someone else)%s%s", o.command_name, key, sep, undone);
+        return;
+    }
+    // The semaphore is busy when its places are held (or promised to waiters queued first).
+    const char* what = o.limit != 0 ? "semaphore is full" : "lock is busy";
+    char why[48] = "held by someone else";
+    if (o.limit != 0) (void)std::snprintf(why, sizeof why, "--limit %u", o.limit);
+    if (o.wait_ms == 0) {
+        report("%s %s: %s (%s)%s%s", o.command_name, key, what, why, sep, undone);
     } else {
-        report("%s %s: lock is busy (held by someone else; gave up after waiting %u ms)%s%s",
-               o.command_name, key, o.wait_ms, sep, undone);
+        report("%s %s: %s (%s; gave up after waiting %u ms)%s%s", o.command_name, key, what, why,
+               o.wait_ms, sep, undone);
     }
 }
 
@@ -159,8 +176,8 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     char undone[160];
     undo_acquire(lock, o, undone, sizeof undone);
     if (s == Status::not_replicated && undone[0] == '\0') {
-        // The lock released what too few replicas acknowledged.
-        (void)std::snprintf(undone, sizeof undone, "the lock it had taken was released");
+        // The lock (or semaphore) released what too few replicas acknowledged.
+        (void)std::snprintf(undone, sizeof undone, "the %s it had taken was released", taken(o));
     }
     if (s == Status::busy) {
         report_busy(o, undone);
@@ -171,8 +188,8 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
         // The request went out, no clean answer came back, and no token is left to release with
         // (a quorum lock forgets it once it has tried to take back what it set). A request that
         // never went out (why says so) took nothing.
-        report("%s %s: %s; the lock may have been taken and will expire by its TTL (%u ms)",
-               o.command_name, key, why, o.ttl_ms);
+        report("%s %s: %s; the %s may have been taken and will expire by its TTL (%u ms)",
+               o.command_name, key, why, taken(o), o.ttl_ms);
         return code;
     }
     report("%s %s: %s%s%s", o.command_name, key, why, undone[0] != '\0' ? "; " : "", undone);
@@ -182,6 +199,11 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
 // release/extend: not_owner and expired are answers, not faults.
 int fail_owner(Status s, const Options& o, const Target& t) {
     const char* key = o.key_shown.text;
+    if (o.limit != 0 && (s == Status::not_owner || s == Status::expired)) {
+        report("%s %s: token holds no live lease (it expired or was released)", o.command_name,
+               key);
+        return exit_not_owner;
+    }
     if (s == Status::not_owner) {
         report("%s %s: token does not own the lock (another holder has it)", o.command_name, key);
         return exit_not_owner;
@@ -194,9 +216,12 @@ int fail_owner(Status s, const Options& o, const Target& t) {
     if (s == Status::unknown_outcome) {
         char why[why_max];
         describe(s, t, why, sizeof why);
-        report("%s %s: %s; %s", o.command_name, key, why,
-               o.command == Command::release ? "the lock may still be held until its TTL ends"
-                                             : "its TTL may or may not have been reset");
+        if (o.command == Command::release) {
+            report("%s %s: %s; the %s may still be held until its TTL ends", o.command_name, key,
+                   why, taken(o));
+        } else {
+            report("%s %s: %s; its TTL may or may not have been reset", o.command_name, key, why);
+        }
         return exit_unavailable;
     }
     return fail(s, o.command_name, key, t);
@@ -259,7 +284,8 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
         return exit_lost;
     }
     Held held(lock, o);
-    const RunRequest request{o.operands[0], o.key_shown.text, o.run_argv, o.ttl_ms, o.fence, fence};
+    const RunRequest request{o.operands[0], o.key_shown.text, o.run_argv, o.ttl_ms, o.fence,
+                             fence,         o.limit};
     return supervise(resplock::LockRef::to(held), request, t, port);
 }
 
@@ -271,6 +297,10 @@ int status_of(L& lock, resplock::Connection* const* /*conns*/, const Options& o,
 int status_of(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
               const Target& t) {
     return status_quorum(lock, conns, o, t);
+}
+int status_of(resplock::Semaphore& semaphore, resplock::Connection* const* /*conns*/,
+              const Options& o, const Target& t) {
+    return status_semaphore(semaphore, o, t);
 }
 
 template <class L>
@@ -389,6 +419,18 @@ int run_quorum(const Options& o, Endpoint* eps, int count, const resplock_port_t
     return dispatch(lock, list, o, target, port);
 }
 
+// --replicas N for a lock or a semaphore (in 1..max_replicas, or 0: off, as args checked), and
+// where messages read how many acknowledged.
+template <class L>
+void ask_replicas(L& lock, const Options& o, Target& target) {
+    (void)lock.set_replicas(o.replicas);
+    target.replicas = o.replicas;
+    target.waiter = &lock;
+    target.acknowledged = [](const void* waiter) {
+        return static_cast<const L*>(waiter)->replicas_acknowledged();
+    };
+}
+
 // A lock on the one server ep, over `port` (wrapped in TLS for rediss://).
 int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     Target target{};
@@ -416,14 +458,19 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     target.conn = &conn;
     target.sentinel = sentinel_for(0);
     resplock::Connection* const list[1] = {&conn};
+    if (o.limit != 0) {
+        // KEY's length, the limit and the owner label were checked (args.cpp).
+        resplock::Semaphore semaphore(conn, o.operands[0], o.limit, o.fair);
+        (void)semaphore.set_owner(o.owner);
+        ask_replicas(semaphore, o, target);
+        return dispatch(semaphore, list, o, target, port);
+    }
     if (o.fair) {
         resplock::FairLock lock(conn, o.operands[0]);  // KEY's length was checked (args.cpp)
         return dispatch(lock, list, o, target, port);
     }
     resplock::Lock lock(conn, o.operands[0]);
-    target.replicas = o.replicas;
-    target.lock = &lock;
-    (void)lock.set_replicas(o.replicas);  // in 1..max_replicas, or 0: off (checked by args)
+    ask_replicas(lock, o, target);
     return dispatch(lock, list, o, target, port);
 }
 
@@ -438,7 +485,8 @@ int run(int argc, char** argv) {
     const bool named = gethostname(host, sizeof host - 1) == 0;  // host[255] stays NUL
     default_owner(o, named ? host : nullptr);
     const std::size_t needed =
-        std::max(resplock::lock_options_buffer_min(), resplock::fair_buffer_min());
+        std::max({resplock::lock_options_buffer_min(), resplock::fair_buffer_min(),
+                  resplock::semaphore_buffer_min()});
     if (needed > sizeof io_buffer) {
         report("internal error: the %zu-byte buffer is below the library's minimum of %zu",
                sizeof io_buffer, needed);

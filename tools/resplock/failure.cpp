@@ -124,7 +124,7 @@ bool describe_link(Status s, const Target& t, char* out, std::size_t cap) {
             } else {
                 (void)std::snprintf(node, sizeof node, "%s", t.where);
             }
-            const std::uint32_t acked = t.lock != nullptr ? t.lock->replicas_acknowledged() : 0U;
+            const std::uint32_t acked = t.acknowledged != nullptr ? t.acknowledged(t.waiter) : 0U;
             if (t.replicas != 0 && acked < t.replicas) {
                 (void)std::snprintf(out, cap,
                                     "only %u of %u replicas acknowledged the write on %s in time "

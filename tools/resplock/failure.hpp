@@ -10,7 +10,6 @@
 #include <cstdint>
 
 #include "resplock/core/connection.hpp"
-#include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
 #include "resplock/ha/sentinel.hpp"
 #include "url.hpp"
@@ -31,9 +30,11 @@ struct Target {
     // none can have before one of them completed its set-up (connect, AUTH, SELECT, CLIENT
     // SETNAME): the set-ups so far, counted by the tool's observer. Null for one server.
     const std::atomic<unsigned>* set_ups;
-    // --replicas: how many were asked for, and the lock whose WAIT counted them (null: none).
+    // --replicas: how many were asked for, and how many the last WAIT counted:
+    // acknowledged(waiter), where waiter is the lock or semaphore that waited (both null: none).
     std::uint32_t replicas;
-    const resplock::Lock* lock;
+    const void* waiter;
+    std::uint32_t (*acknowledged)(const void* waiter);
     // redis-sentinel://: what the last resolution found (sentinels tried, name unknown); else null
     const resplock::Sentinel* sentinel;
 #ifdef RESPLOCK_CLI_TLS

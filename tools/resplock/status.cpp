@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "exit_codes.hpp"
+#include "messages.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
 #include "resplock/variants/reentrant_lock.hpp"
@@ -51,6 +52,22 @@ int print_status(const resplock::LockInfo& info, const char* label) {
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }
 
+// One live lease of the semaphore: "<remaining-ms> <label>" ("<remaining-ms>" without a label).
+// A byte no owner label may hold (from a token some other client wrote) is shown as '?'.
+void print_holder(void* /*ctx*/, const resplock::SemaphoreHolder& holder) noexcept {
+    char label[sizeof Options{}.owner];
+    std::size_t n = 0;
+    for (; n < holder.owner.size() && n + 1 < sizeof label; ++n)
+        label[n] = resplock::owner_label_char(holder.owner[n]) ? holder.owner[n] : '?';
+    label[n] = '\0';
+    const auto ms = static_cast<unsigned>(holder.remaining_ms);
+    if (n != 0) {
+        std::printf("%u %s\n", ms, label);
+    } else {
+        std::printf("%u\n", ms);
+    }
+}
+
 }  // namespace
 
 int status_single(resplock::Connection& conn, std::string_view key, const Options& o,
@@ -91,6 +108,23 @@ int status_quorum(resplock::QuorumLock& lock, resplock::Connection* const* conns
         if (same >= lock.quorum()) label = labels[i];
     }
     return print_status(info, label);
+}
+
+int status_semaphore(resplock::Semaphore& semaphore, const Options& o, const Target& t) {
+    resplock::SemaphoreInfo info;
+    Status s = semaphore.query(info);
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    std::printf("%s %u/%u\n", info.count != 0 ? "held" : "free", static_cast<unsigned>(info.count),
+                static_cast<unsigned>(o.limit));
+    if (info.count != 0) s = semaphore.holders(&print_holder, nullptr);
+    const bool written = std::fflush(stdout) == 0;
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    if (info.waiters != 0) {
+        report("status %s: %u waiting in the fair queue", o.key_shown.text,
+               static_cast<unsigned>(info.waiters));
+    }
+    if (!written) return exit_io;
+    return info.count != 0 ? exit_ok : exit_not_owner;
 }
 
 }  // namespace resplock_cli

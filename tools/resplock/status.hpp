@@ -1,5 +1,6 @@
 // `resplock status KEY`: who holds KEY, for how long, and the owner label of the holder's token
-// when it carries one ("free", "held <ms>" or "held <ms> <label>"), over one server or a quorum.
+// when it carries one ("free", "held <ms>" or "held <ms> <label>"), over one server or a quorum;
+// with --limit, how many leases of the semaphore live and each one's time left and label.
 #ifndef RESPLOCK_TOOL_STATUS_HPP
 #define RESPLOCK_TOOL_STATUS_HPP
 
@@ -9,6 +10,7 @@
 #include "failure.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/variants/quorum_lock.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 namespace resplock_cli {
 
@@ -21,6 +23,12 @@ int status_single(resplock::Connection& conn, std::string_view key, const Option
 // shown is the shortest PTTL among them, the label the one a majority of them show.
 int status_quorum(resplock::QuorumLock& lock, resplock::Connection* const* conns, const Options& o,
                   const Target& t);
+
+// The semaphore of --limit N: "held K/N" (K live leases, K >= 1) or "free 0/N", then one line per
+// live lease, the first to end first: "<remaining-ms> <label>", or "<remaining-ms>" for a token
+// without a label. The lines are read after the count (a lease may end or start in between).
+// Fair waiters queued are told on stderr, one line, so that stdout keeps its format.
+int status_semaphore(resplock::Semaphore& semaphore, const Options& o, const Target& t);
 
 }  // namespace resplock_cli
 

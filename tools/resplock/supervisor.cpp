@@ -177,8 +177,9 @@ struct ChildSetup {
     struct sigaction old_ttou;
 };
 
-// In the forked child: RESPLOCK_TOKEN, RESPLOCK_KEY, RESPLOCK_FENCE with --fence, and no
-// REDIS_URL that may carry a password. False (errno set) if the environment cannot be changed.
+// In the forked child: RESPLOCK_TOKEN, RESPLOCK_KEY, RESPLOCK_FENCE with --fence,
+// RESPLOCK_LIMIT with --limit, and no REDIS_URL that may carry a password. False (errno set) if
+// the environment cannot be changed.
 bool export_lock(const resplock::LockRef& lock, const RunRequest& run, const ChildSetup& c) {
     char token[resplock::max_token_len + 1];
     const std::string_view t = lock.token();
@@ -187,8 +188,11 @@ bool export_lock(const resplock::LockRef& lock, const RunRequest& run, const Chi
     char fence_text[24];
     (void)std::snprintf(fence_text, sizeof fence_text, "%llu",
                         static_cast<unsigned long long>(run.fence_value));
+    char limit_text[12];
+    (void)std::snprintf(limit_text, sizeof limit_text, "%u", run.limit);
     return setenv("RESPLOCK_TOKEN", token, 1) == 0 && setenv("RESPLOCK_KEY", run.key, 1) == 0 &&
            (!run.fence || setenv("RESPLOCK_FENCE", fence_text, 1) == 0) &&
+           (run.limit == 0 || setenv("RESPLOCK_LIMIT", limit_text, 1) == 0) &&
            (!c.drop_redis_url || unsetenv("REDIS_URL") == 0);
 }
 
@@ -403,9 +407,11 @@ void Supervision::wait_until_done() {
 
 // Why the renewals reported the lock lost, in words.
 const char* Supervision::loss(Status why) const {
-    // The lock object forgets its token when the server said the key is not ours.
+    // The lock object forgets its token when the server said the key is not ours. A semaphore's
+    // key holds the other leases: only its own member is gone.
     return why == Status::not_owner ? "another holder has the key"
-           : lock_.token().empty()  ? "the key is gone: expired or deleted"
+           : lock_.token().empty()  ? (run_.limit != 0 ? "its lease is gone: expired or removed"
+                                                       : "the key is gone: expired or deleted")
            : why == Status::expired
                ? "no renewal succeeded before its TTL ran out (less the time needed to stop "
                  "COMMAND)"
@@ -456,6 +462,7 @@ int Supervision::end(const Target& t) {
         report("run %s: lock lost while COMMAND ran (the release found %s); COMMAND %s",
                run_.key_shown,
                s == Status::not_owner ? "another holder's token in the key"
+               : run_.limit != 0      ? "its lease gone: expired or removed"
                                       : "the key gone: expired or deleted",
                CommandEnd(group_.leader_status).text);
         return exit_lost;

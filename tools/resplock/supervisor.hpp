@@ -26,6 +26,7 @@ struct RunRequest {
     std::uint32_t ttl_ms;   // of each renewal; sets the grace and the kill allowance
     bool fence;             // export fence_value as RESPLOCK_FENCE
     std::uint64_t fence_value;
+    std::uint32_t limit;  // --limit N, exported as RESPLOCK_LIMIT; 0 (a lock): not exported
 };
 
 // Runs COMMAND while holding `lock` (held, with validity left; an object of the caller's that

@@ -102,7 +102,9 @@ inline bool fence_number(const resp::Value& v, std::uint64_t& out) noexcept {
         const char c = v.data[i];
         if (c < '0' || c > '9') return false;
         const auto digit = static_cast<std::uint64_t>(c - '0');
-        if (n > (max - digit) / 10) return false;
+        // Against constants: a division of a 64-bit variable would link the C library's 64-bit
+        // division on a 32-bit target.
+        if (n > max / 10 || (n == max / 10 && digit > max % 10)) return false;
         n = n * 10 + digit;
     }
     out = n;

@@ -158,11 +158,12 @@ Status Semaphore::attempt(char op, Wait& w) noexcept {
             if (op == 'a') w.joined = true;
             return Status::busy;
         }
-        // Granted: the lease has v[2] ms left, read after this request was sent.
+        // Granted: the lease has v[2] ms left, read after this request was sent; never more than
+        // this wait asked for (a lease granted or handed over for it has no more).
         std::uint64_t number = 0;
         if (reply.count == 3 && v[0].is(resp::Type::array) && v[0].size == 2 &&
             detail::fence_number(v[1], number) && v[2].is(resp::Type::integer) &&
-            v[2].integer > 0 && v[2].integer <= max_ttl_ms) {
+            v[2].integer > 0 && v[2].integer <= w.ttl_ms) {
             validity.start(sent_at, static_cast<std::uint32_t>(v[2].integer));
             if (w.fence != nullptr) *w.fence = number;
             return granted(w, sent_at);

@@ -122,22 +122,13 @@ bool fence_digits(const std::string& d, std::uint64_t* number) {
     return true;
 }
 
-// Semaphore::attempt starts a grant's validity from the ms the reply says the lease has left,
-// bounded by max_ttl_ms but not by the TTL asked: a reply {fence, 50000} to an attempt of 1000 ms
-// is held for 49.5 s. The script never answers so (a lease granted or handed over for this TTL
-// has at most this TTL left), and the other lock kinds count the validity from the TTL asked.
-// While the library accepts it, so does this check, bounding the validity by the reply's ms
-// instead; once Semaphore::attempt refuses a grant longer than the TTL asked, set this to true.
-constexpr bool grant_bounded_by_ttl = false;
-
 // A grant of the script, exactly the received bytes: {fence, ms} with a fencing number and
 // 1..ttl ms left (a lease just granted or handed over for this TTL never has more); *ms the ms.
 bool grant_reply(const std::string& r, std::uint32_t ttl, std::uint64_t* number, long long* ms) {
     std::size_t pos = 0;
     std::string digits;
-    const long long most = grant_bounded_by_ttl ? ttl : resplock::max_ttl_ms;
     return array_of(r, 2, pos) && bulk_at(r, pos, &digits) && fence_digits(digits, number) &&
-           integer_at(r, pos, ms) && pos == r.size() && *ms >= 1 && *ms <= most;
+           integer_at(r, pos, ms) && pos == r.size() && *ms >= 1 && *ms <= ttl;
 }
 
 // A busy answer of the script, exactly: an integer, the ms until the earliest lease ends, or -1.
@@ -216,8 +207,7 @@ struct Harness {
         const std::uint32_t remaining = sem.remaining_ms();
         FUZZ_CHECK(sem.held() == (remaining > 0));
         if (!sem.held()) return;
-        // Held only after a confirmation, and never longer than the TTL it asked for allows (or
-        // the grant's ms while grant_bounded_by_ttl is false).
+        // Held only after a confirmation, and never longer than the TTL it asked for allows.
         FUZZ_CHECK(lease.valid);
         FUZZ_CHECK(remaining <= lease.ttl);
         const std::int64_t elapsed = static_cast<std::uint32_t>(mock.now_ms - lease.confirmed_by);

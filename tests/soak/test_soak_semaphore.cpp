@@ -5,7 +5,8 @@
 // holds a lease or one that waits for one) and starts a replacement. It checks:
 //   - from the contenders' own logs (both halves together): no more than 4 hold intervals, each
 //     from a grant's reply to the moment its holder stopped relying on it, overlap at any instant;
-//   - a killed holder's token leaves KEY's sorted set within its TTL + 300 ms of the kill; a
+//   - a killed holder's lease ends, on the server's clock (its score in KEY's sorted set, which
+//     the script removes once it has ended), within its TTL + 300 ms of the kill; a
 //     killed fair waiter's queue entry expires within its entry lifetime, and the waiter is handed
 //     no lease after that (one handed before leaves within its TTL + 300 ms);
 //   - progress: each half grants a reasonable number of leases; in the fair half, no call of a
@@ -315,7 +316,9 @@ void observe(Watch& w, long long now_us, long long now_rt_ms,
     bool present = false;
     for (const auto& [member, score] : members) {
         if (member.compare(0, w.prefix.size(), w.prefix) != 0) continue;
-        present = true;
+        // Counted while live on the server's clock: an ended lease still in the set (no script
+        // ran since it ended, which is what removes it) holds no place.
+        if (score > now_rt_ms) present = true;
         if (!w.polled) {
             w.at_kill.insert(member);
             if (w.first_score_rt < 0) w.first_score_rt = score;
@@ -439,9 +442,19 @@ TEST(checkers_find_faults) {
     late.score.clear();
     late.at_kill.clear();
     observe(late, 1010000, 50010, {{"c7:aa", 50400}}, 300);
-    observe(late, 1810000, 50810, {{"c7:aa", 50400}}, 300);
+    observe(late, 1810000, 50810, {{"c7:aa", 52000}}, 300);  // prolonged after the kill
     CHECK(late.done);
     CHECK(!late.failure.empty());
+    // Ended on the server's clock but not yet removed (no script ran since): no place held.
+    Watch ended = w;
+    ended.done = false;
+    ended.polled = false;
+    ended.score.clear();
+    ended.at_kill.clear();
+    observe(ended, 1010000, 50010, {{"c7:aa", 50400}}, 300);
+    observe(ended, 1810000, 50810, {{"c7:aa", 50400}}, 300);
+    CHECK(ended.done);
+    CHECK(ended.failure.empty());
     // A killed waiter handed a lease after its entry had expired.
     Watch waiter;
     waiter.prefix = "c9:";

@@ -40,7 +40,7 @@ extern "C" {
 /* Storage size of resplock::Semaphore (see lock.h for how the sizes follow config.h): conn_ (a
  * reference), hold_, base_ (RESPLOCK_MAX_KEY_LEN + 4 chars: the key and a companion prefix),
  * base_len_ (size_t), limit_ (uint32_t), fair_ (bool), owner_ (RESPLOCK_MAX_OWNER_LEN + 1
- * chars), owner_len_ (size_t). */
+ * chars), owner_len_ (size_t), replicas_ and acknowledged_ (one byte each). */
 #define RESPLOCK_SEM_STORAGE                                                               \
     RESPLOCK_SZ_ALIGN(                                                                     \
         RESPLOCK_SZ_THEN(                                                                  \
@@ -48,7 +48,8 @@ extern "C" {
                 RESPLOCK_SZ_THEN(RESPLOCK_SZ_PTR_HOLD + RESPLOCK_MAX_KEY_LEN + 4, size_t), \
                 uint32_t) +                                                                \
                 1 + RESPLOCK_MAX_OWNER_LEN + 1,                                            \
-            size_t),                                                                       \
+            size_t) +                                                                      \
+            2,                                                                             \
         sizeof(void*))
 
 /* A counting semaphore on one key over one connection. Opaque. */

@@ -118,15 +118,17 @@ class Semaphore {
 
     // Removes this object's lease (owner-checked: only its own token) and hands the place to the
     // queue's first live waiter, or wakes one plain waiter. ok (removed), expired (the lease had
-    // already ended), invalid_argument (no token), unknown_outcome, protocol_error, too_large, or
-    // connection/error-reply statuses (wrong_type: KEY or a companion holds another type). The
+    // already ended), not_owner (an answer the script never gives: -1, as the owner script's
+    // "held by another"), invalid_argument (no token), unknown_outcome, protocol_error, too_large,
+    // or connection/error-reply statuses (wrong_type: KEY or a companion holds another type). The
     // token is forgotten on ok and expired, and kept otherwise so the release can be retried;
     // after any release remaining_ms() is 0.
     Status release() noexcept;
 
     // Moves this object's live lease to end ttl_ms from now (the server's now); a lease that has
     // ended is never revived. ok (validity restarts from this request), expired (no live lease,
-    // or local validity had already run out: then nothing is sent), and the statuses and validity
+    // or local validity had already run out: then nothing is sent), not_owner (as release()),
+    // not_replicated (set_replicas()), and the statuses and validity
     // rules of Lock::extend (the reply awaited no longer than the timeout, the validity left and
     // wait_ms; after an unknown outcome the validity ends at the earlier of the old and the new).
     Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;

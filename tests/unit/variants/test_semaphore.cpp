@@ -122,6 +122,8 @@ TEST(malformed_answers_are_protocol_errors_that_keep_the_token_without_validity)
         "*2\r\n$0\r\n\r\n:10000\r\n",      // no number: a hand-off whose item was taken
         "*2\r\n$20\r\n12345678901234567890\r\n:10000\r\n",  // past INT64_MAX
         "*2\r\n$16\r\n1795778052223229\r\n:0\r\n",          // a lease with no time left
+        "*2\r\n$16\r\n1795778052223229\r\n:10001\r\n",      // more than the TTL asked
+        "*2\r\n$19\r\n9223372036854775808\r\n:10000\r\n",   // INT64_MAX + 1
         "*2\r\n:1795778052223229\r\n:10000\r\n",            // the number as an integer
         "*3\r\n$1\r\n1\r\n:1\r\n:1\r\n",                    // three elements
         ":-2\r\n",                                          // busy below -1
@@ -137,6 +139,17 @@ TEST(malformed_answers_are_protocol_errors_that_keep_the_token_without_validity)
         CHECK_EQ(f.sem.remaining_ms(), 0U);
         CHECK(f.mock.done());
     }
+}
+
+TEST(the_largest_fencing_number_is_read_exactly) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(script("t", "10000", "3"))
+        .reply("*2\r\n$19\r\n9223372036854775807\r\n:10000\r\n");
+    std::uint64_t fence = 0;
+    CHECK_EQ(f.sem.acquire(10000, &fence), Status::ok);
+    CHECK_EQ(fence, 9223372036854775807ULL);
+    CHECK(f.mock.done());
 }
 
 TEST(a_lost_reply_is_an_unknown_outcome_that_keeps_the_token_for_release) {

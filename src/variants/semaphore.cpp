@@ -263,9 +263,8 @@ Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
     return s;
 }
 
-Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply, Deadline until,
-                      std::string_view entry) noexcept {
-    const Names names(base(), token());
+Status Semaphore::run(const Names& names, char op, std::string_view ttl, resp::Reply& reply,
+                      Deadline until, std::string_view entry) noexcept {
     char limit_text[10];
     std::string_view args[14] = {{},
                                  {},
@@ -287,9 +286,14 @@ Status Semaphore::run(char op, std::string_view ttl, resp::Reply& reply, Deadlin
 
 Status Semaphore::release() noexcept {
     if (key().empty() || token().empty()) return Status::invalid_argument;
+    return give_back(Names(base(), token()));
+}
+
+Status Semaphore::give_back(const Names& names) noexcept {
     resp::Reply reply;
     // Companion keys are touched too: a WRONGTYPE says nothing of the lease (key_only false).
-    const Status s = detail::owner_answer(conn_, run('r', "0"sv, reply, timeout()), reply, false);
+    const Status s =
+        detail::owner_answer(conn_, run(names, 'r', "0"sv, reply, timeout()), reply, false);
     hold_.validity().end();
     if (s == Status::ok || s == Status::expired || s == Status::not_owner) hold_.drop();
     return s;
@@ -303,15 +307,16 @@ Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     Validity& validity = hold_.validity();
     if (!validity.bounds_renewal(conn_.port(), wait_ms)) return Status::expired;
     const resplock_port_t& port = conn_.port();
+    const Names names(base(), token());
     char ttl_text[10];
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
     Status s = detail::owner_answer(
-        conn_, run('e', {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)), reply,
-        false);
+        conn_, run(names, 'e', {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)),
+        reply, false);
     // The check keeps no more validity than before when it fails (settle()).
-    if (s == Status::ok) s = confirmed(sent_at, ttl_ms, wait_ms);
+    if (s == Status::ok) s = confirmed(names, sent_at, ttl_ms, wait_ms);
     if (s == Status::ok) {
         validity.start(sent_at, ttl_ms);
     } else if (s == Status::expired || s == Status::not_owner) {
@@ -326,7 +331,7 @@ Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 Status Semaphore::query(SemaphoreInfo& info) noexcept {
     if (key().empty()) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s = run('q', "0"sv, reply, timeout());
+    const Status s = run(Names(base(), token()), 'q', "0"sv, reply, timeout());
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
     if (reply.count != 4 || !v[0].is(resp::Type::array) || v[0].size != 3) {
@@ -352,14 +357,21 @@ Status Semaphore::set_replicas(std::uint32_t replicas) noexcept {
     return Status::ok;
 }
 
-Status Semaphore::confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms,
+Status Semaphore::confirmed(const Names& names, std::uint32_t sent_at, std::uint32_t ttl_ms,
                             std::uint32_t wait_ms) noexcept {
     if (replicas_ == 0 && conn_.config().router == nullptr) return Status::ok;
-    return detail::settle(*this, conn_, hold_, replicas_, acknowledged_, sent_at, ttl_ms, wait_ms);
+    // A grant not confirmed is given back with the names already made (no second copy of them
+    // on the stack).
+    struct Lease {
+        Semaphore& sem;
+        const Names& names;
+        Status release() noexcept { return sem.give_back(names); }
+    } lease{*this, names};
+    return detail::settle(lease, conn_, hold_, replicas_, acknowledged_, sent_at, ttl_ms, wait_ms);
 }
 
 Status Semaphore::granted(Wait& w, std::uint32_t sent_at) noexcept {
-    w.checked = confirmed(sent_at, 0, conn_.config().timeout_ms);
+    w.checked = confirmed(w.names, sent_at, 0, conn_.config().timeout_ms);
     w.given_back = w.checked != Status::ok;
     return w.checked;
 }
@@ -372,13 +384,14 @@ Status Semaphore::holders(HolderVisit visit, void* ctx) noexcept {
     char page_text[10];
     const std::string_view count{page_text, resp::format_decimal(page, page_text)};
     const Deadline until = timeout();
+    const Names names(base(), token());
     // Never more leases than the largest limit: the bound ends the loop whatever the server says.
     for (std::uint32_t from = 0; from <= max_limit; from += page) {
         if (from != 0 && until.remaining(conn_.port()) == 0) return Status::busy;
         char from_text[10];
         const std::size_t from_len = resp::format_decimal(from, from_text);
         resp::Reply reply;
-        const Status s = run('h', {from_text, from_len}, reply, until, count);
+        const Status s = run(names, 'h', {from_text, from_len}, reply, until, count);
         if (s != Status::ok) return s;
         const resp::Value* v = reply.values;
         if (!v[0].is(resp::Type::array) || v[0].size % 2 != 0 || v[0].size > 2 * page ||

@@ -188,16 +188,21 @@ class Semaphore {
     Status attempt(char op, Wait& w) noexcept;
     // The pause between attempts: a block on a wake list when one may be pushed, else a sleep.
     static Status pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
-    // After a grant (ttl_ms 0) or an extend to ttl_ms, sent at sent_at with wait_ms to go: ok,
-    // or, when replicas or a router ask for it, the write check's answer (detail::settle()).
-    Status confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+    // After a grant (ttl_ms 0) or an extend to ttl_ms of the lease `names` were made for, sent at
+    // sent_at with wait_ms to go: ok, or, when replicas or a router ask for it, the write
+    // check's answer (detail::settle()).
+    Status confirmed(const Names& names, std::uint32_t sent_at, std::uint32_t ttl_ms,
+                     std::uint32_t wait_ms) noexcept;
+    // release() for the token `names` were made for.
+    Status give_back(const Names& names) noexcept;
     // The write check of a grant to this wait's token, received at sent_at: its answer, kept in
     // `w` for try_acquire() to return.
     Status granted(Wait& w, std::uint32_t sent_at) noexcept;
-    // The script with op r, e, q or h for the current token and the given ttl (h: the first
-    // position) and entry_ms (h: the page's size) arguments; its reply awaited until `until`.
-    Status run(char op, std::string_view ttl, resp::Reply& reply, Deadline until,
-               std::string_view entry = "0") noexcept;
+    // The script with op r, e, q or h for the current token (its companion key `names`) and the
+    // given ttl (h: the first position) and entry_ms (h: the page's size) arguments; its reply
+    // awaited until `until`.
+    Status run(const Names& names, char op, std::string_view ttl, resp::Reply& reply,
+               Deadline until, std::string_view entry = "0") noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
     // The connection's timeout from now: how long a release, a query or holders() may take.
     Deadline timeout() const noexcept {

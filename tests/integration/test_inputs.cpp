@@ -21,6 +21,7 @@
 #include "resplock/core/observer.hpp"
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 #ifndef RESPLOCK_CLI
 #error "RESPLOCK_CLI must name the resplock binary"
@@ -323,6 +324,33 @@ TEST(lib_ttl_zero_or_above_max_is_invalid_argument) {
     CHECK_EQ(lock.extend(resplock::max_ttl_ms), Status::connect_failed);
     Lock fresh(c.conn, "in:ttl");
     CHECK_EQ(fresh.acquire(resplock::max_ttl_ms), Status::connect_failed);
+}
+
+TEST(lib_semaphore_limit_zero_or_above_max_is_invalid_argument) {
+    Offline c;
+    for (const std::uint32_t limit : {0U, resplock::Semaphore::max_limit + 1U, 0xffffffffU}) {
+        resplock::Semaphore sem(c.conn, "in:limit", limit);
+        CHECK(sem.key().empty());
+        CHECK_EQ(sem.limit(), 0U);
+        CHECK_EQ(sem.acquire(1000), Status::invalid_argument);
+        CHECK_EQ(sem.try_acquire(1000, 100), Status::invalid_argument);
+        CHECK_EQ(sem.adopt("t"), Status::invalid_argument);
+        CHECK_EQ(sem.release(), Status::invalid_argument);
+        resplock::SemaphoreInfo info;
+        CHECK_EQ(sem.query(info), Status::invalid_argument);
+    }
+    // The largest limit is accepted: the call goes for the network (a buffer the script fits).
+    char big[4096];
+    resplock::Connection conn(c.conn.port(), c.config, big, sizeof big);
+    resplock::Semaphore largest(conn, "in:limit", resplock::Semaphore::max_limit);
+    CHECK_EQ(largest.acquire(1000), Status::connect_failed);
+}
+
+TEST(cli_semaphore_limit_bad_values_give_64) {
+    for (const char* v : {"0", "65536", "-1", "+3", " 3", "3x", "", "99999999999999999999"}) {
+        expect_usage({"--limit", v, "acquire", "k"},
+                     "--limit: expected a whole number of holders in 1..65535");
+    }
 }
 
 TEST(lib_wait_above_max_is_invalid_argument) {

@@ -461,8 +461,9 @@ TEST(lock_no_heap) {
 }
 
 // The semaphore: grants with fencing numbers, a fair waiter that joins the queue, blocks on its
-// own list and leaves it, a plain waiter blocking on the wake list, extend, query and release,
-// and the EVAL fallback. Its buffer is larger than the other tests' (semaphore_buffer_min()).
+// own list and leaves it, a plain waiter blocking on the wake list, extend, query, holders and
+// release, a grant whose WAIT goes unmet, and the EVAL fallback. Its buffer is larger than the
+// other tests' (semaphore_buffer_min()).
 TEST(semaphore_no_heap) {
     support::RedisServer server;
     REQUIRE(server.running());
@@ -491,6 +492,14 @@ TEST(semaphore_no_heap) {
     const Status extended = holder.extend(8000);
     resplock::SemaphoreInfo info;
     const Status queried = holder.query(info);
+    int listed = 0;
+    const Status holders = holder.holders(
+        [](void* ctx, const resplock::SemaphoreHolder&) noexcept { ++*static_cast<int*>(ctx); },
+        &listed);
+    // A WAIT for a replica this server lacks: the grant is given back (not_replicated).
+    resplock::Semaphore lone(a.conn, "slots:lone", 1);
+    const Status asked = lone.set_replicas(1);
+    const Status unreplicated = lone.acquire(5000);
     const Status released = holder.release();
     const Status taken = fair.try_acquire(5000, 500, &second);
     long n = disarm();
@@ -503,6 +512,11 @@ TEST(semaphore_no_heap) {
     CHECK_EQ(queried, Status::ok);
     CHECK_EQ(info.count, 1U);
     CHECK(info.mine);
+    CHECK_EQ(holders, Status::ok);
+    CHECK_EQ(listed, 1);
+    CHECK_EQ(asked, Status::ok);
+    CHECK_EQ(unreplicated, Status::not_replicated);
+    CHECK(lone.token().empty());
     CHECK_EQ(released, Status::ok);
     CHECK_EQ(taken, Status::ok);
     CHECK(second > first);

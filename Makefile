@@ -129,24 +129,15 @@ $(SIZE_BUILD)/firmware/libresplock.a: $(SIZE_OBJ)
 	@rm -f $@
 	$(SIZE_AR) rcs $@ $^
 
-$(SIZE_FIRMWARE).map: tests/target/cortex-m4/firmware_c_api.c $(SIZE_BUILD)/firmware/libresplock.a \
+# The C firmwares (firmware_c_api.c, firmware_semaphore.c): each its own map.
+$(SIZE_BUILD)/firmware/%.map: tests/target/cortex-m4/%.c $(SIZE_BUILD)/firmware/libresplock.a \
     tests/target/cortex-m4/mps2-an386.ld tests/target/cortex-m4/stub_port.h
 	@mkdir -p $(dir $@)
 	$(SIZE_CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) -Werror $(CPPFLAGS) $(SIZE_FLAGS) \
-	    -c $< -o $(SIZE_FIRMWARE).o
+	    -c $< -o $(basename $@).o
 	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
 	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
-	    -o $(SIZE_FIRMWARE).elf $(SIZE_FIRMWARE).o $(SIZE_BUILD)/firmware/libresplock.a
-
-$(SIZE_SEM_FIRMWARE).map: tests/target/cortex-m4/firmware_semaphore.c \
-    $(SIZE_BUILD)/firmware/libresplock.a tests/target/cortex-m4/mps2-an386.ld \
-    tests/target/cortex-m4/stub_port.h
-	@mkdir -p $(dir $@)
-	$(SIZE_CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) -Werror $(CPPFLAGS) $(SIZE_FLAGS) \
-	    -c $< -o $(SIZE_SEM_FIRMWARE).o
-	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
-	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
-	    -o $(SIZE_SEM_FIRMWARE).elf $(SIZE_SEM_FIRMWARE).o $(SIZE_BUILD)/firmware/libresplock.a
+	    -o $(basename $@).elf $(basename $@).o $(SIZE_BUILD)/firmware/libresplock.a
 
 $(SIZE_CORE_FIRMWARE).map: tests/target/cortex-m4/firmware_core.cpp \
     $(SIZE_BUILD)/firmware/libresplock.a tests/target/cortex-m4/mps2-an386.ld $(VERSION_H)

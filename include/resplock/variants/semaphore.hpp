@@ -161,6 +161,7 @@ class Semaphore {
     // shown twice or not at all (query() counts them in one step). ok (every page read),
     // invalid_argument (bad key or limit, null visit), protocol_error, busy (the timeout ran
     // out first: the leases visited so far are correct), or connection/error-reply statuses.
+    // `visit` must not use this connection: the label it receives lives in its buffer.
     using HolderVisit = void (*)(void* ctx, const SemaphoreHolder& holder) noexcept;
     Status holders(HolderVisit visit, void* ctx) noexcept;
 

@@ -635,14 +635,39 @@ TEST(endpoint_from_reports_a_bad_url_masked) {
     CHECK(!contains(env.err, "Hunter2Pw"));
     const FromUrl empty("", "--url");
     refused_with(empty.code, empty.err,
-                 "invalid URL in --url '***': it must start with redis:// or rediss://");
-    // A mistyped scheme: no "://", so nothing of it is shown.
-    for (const char* typo : {"redis:Hunter2Pw@h", "redis:/:Hunter2Pw@h", "Hunter2Pw"}) {
-        const FromUrl from_typo(typo, "--url");
+                 "invalid URL in --url '': it must start with redis:// or rediss://");
+    // A mistyped scheme: shown, but what may be a password is masked.
+    struct Typo {
+        const char* text;
+        const char* shown;
+    };
+    for (const Typo typo :
+         {Typo{"redis:Hunter2Pw@h", "'***@h'"}, Typo{"redis:/:Hunter2Pw@h:1/2", "'***@h:1/2'"},
+          Typo{"redis//user:Hunter2Pw@host", "'redis//***@host'"},
+          Typo{"redis//:Hunter2Pw@h@host", "'redis//***@host'"},
+          Typo{"Hunter2Pw//u:x@h", "'***@h'"}, Typo{"redis:Hunter2Pw", "'***'"},
+          Typo{"redis//default:Hunter2Pw", "'redis//***'"},
+          Typo{"redis:u:Hunter2Pw@h:x", "'***@***'"}}) {
+        const FromUrl from_typo(typo.text, "--url");
         refused_with(from_typo.code, from_typo.err,
-                     "invalid URL in --url '***': it must start with redis:// or rediss://");
-        CHECK(!contains(from_typo.err, "Hunter2Pw"));
+                     std::string("invalid URL in --url ") + typo.shown +
+                         ": it must start with redis:// or rediss://");
+        if (!CHECK(!contains(from_typo.err, "Hunter2Pw"))) std::printf("      %s", typo.text);
     }
+}
+
+TEST(endpoint_from_shows_a_bad_url_without_password) {
+    // No scheme, no '@': plainly host[:port][/db], shown as typed.
+    for (const char* text : {"127.0.0.1:16379", "localhost", "cache.example:6379/2", "[::1]:1"}) {
+        const FromUrl from(text, "--url");
+        refused_with(from.code, from.err,
+                     std::string("invalid URL in --url '") + text +
+                         "': it must start with redis:// or rediss://");
+    }
+    const FromUrl with_scheme("redis://:secret@h:0", "--url");
+    refused_with(with_scheme.code, with_scheme.err,
+                 "invalid URL in --url 'redis://:***@h:0': the port must be a number");
+    CHECK(!contains(with_scheme.err, "secret"));
 }
 
 TEST(endpoint_from_refuses_an_over_long_url) {

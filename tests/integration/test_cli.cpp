@@ -407,6 +407,24 @@ TEST_TAGGED(tls_url_without_tls_setup_refused, "slow_launcher_ok") {
 #endif
 }
 
+TEST_TAGGED(bad_url_is_shown_but_its_password_masked, "slow_launcher_ok") {
+    const std::string why =
+        "': it must start with redis:// or rediss:// (or redis-sentinel://, rediss-sentinel://)\n";
+    Result r = cli({"--url", "127.0.0.1:16379", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in --url '127.0.0.1:16379" + why);
+    r = cli({"--url", "redis//user:Hunter2Pw@h:1", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in --url 'redis//***@h:1" + why);
+    r = cli({"status", "k"}, {{"REDIS_URL", "redis:Hunter2Pw@h"}});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in REDIS_URL '***@h" + why);
+    r = cli({"--url", "redis://:Hunter2Pw@h:x", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, std::string("resplock: invalid URL in --url 'redis://:***@***': the port must "
+                                "be a number in 1..65535\n"));
+}
+
 TEST_TAGGED(option_forms, "slow_launcher_ok") {
     // --opt=value, options after the command, -uURL.
     Result r = cli(

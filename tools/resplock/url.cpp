@@ -313,10 +313,9 @@ int endpoint_from(std::string_view url, const char* source, const char* password
     text[url.size()] = '\0';
     const char* why = "";
     if (parse_url(text, ep, &why) != UrlResult::ok) {
-        // Without "://" it is no URL at all, maybe a mistyped one that holds a password
-        // ("redis:secret@host"): not shown. With it, masked.
-        const bool url_like = std::strstr(text, "://") != nullptr;
-        report("invalid URL in %s '%s': %s", source, url_like ? Masked(text).text : "***", why);
+        // Shown so that the mistake can be seen, but masked: a mistyped URL may still hold a
+        // password ("redis:secret@host").
+        report("invalid URL in %s '%s': %s", source, MaskedUrl(text).text, why);
         return exit_usage;
     }
     if (password_file != nullptr && !read_password_file(password_file, ep)) return exit_usage;

@@ -316,10 +316,17 @@ TEST(status_held_and_free) {
     CHECK_EQ(r.err, std::string());
 
     // A key without a TTL is held forever: PTTL -1.
-    server().cli({"SET", "cli:status-forever", "x"});
+    CHECK_EQ(server().cli({"SET", "cli:status-forever", "x"}), std::string("OK"));
     r = cli({"-u", url(), "status", "cli:status-forever"});
     CHECK_EQ(r.code, 0);
-    CHECK_EQ(r.out, std::string("held -1\n"));
+    CHECK_EQ(r.out, std::string("held forever\n"));
+    CHECK_EQ(r.err, std::string());
+    // With a token's owner label, as the tool writes it.
+    CHECK_EQ(server().cli({"SET", "cli:status-forever2", "edge-7:0123456789abcdef"}),
+             std::string("OK"));
+    r = cli({"-u", url(), "status", "cli:status-forever2"});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.out, std::string("held forever edge-7\n"));
 }
 
 TEST_TAGGED(script_flush_between_acquire_and_release, "slow_launcher_ok") {

@@ -26,6 +26,7 @@ constexpr const char usage_text[] =
     "  extend KEY TOKEN         reset the lock's TTL to --ttl, only if TOKEN still owns it\n"
     "  status KEY               print \"held <remaining-ms>\" or \"free\"; a holder whose\n"
     "                           token carries an owner label: \"held <remaining-ms> <label>\"\n"
+    "                           A key without a TTL (set by hand): \"held forever\" (exit 0)\n"
     "                           With --limit N: \"held K/N\" (K live leases) or \"free 0/N\",\n"
     "                           then one line per lease, \"<remaining-ms> <label>\" (no label:\n"
     "                           \"<remaining-ms>\"), the first to end first; fair waiters\n"

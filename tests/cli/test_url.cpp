@@ -874,3 +874,63 @@ TEST(endpoint_from_a_sentinel_url) {
     const FromUrl user_only("redis-sentinel://u@a#m", "--url");
     CHECK_EQ(user_only.code, exit_usage);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The servers of a quorum
+
+namespace {
+
+// check_distinct() over the URLs of `urls`, each parsed first.
+struct Distinct {
+    int code = 0;
+    std::string err;
+    explicit Distinct(const std::vector<std::string>& urls) {
+        std::vector<Endpoint> eps(urls.size());
+        for (std::size_t i = 0; i < urls.size(); ++i)
+            REQUIRE_EQ(FromUrl(urls[i], "--url").code, go_on);
+        for (std::size_t i = 0; i < urls.size(); ++i) {
+            const char* why = "";
+            (void)resplock_cli::parse_url(urls[i].c_str(), eps[i], &why);
+        }
+        err = cli_test::capture([&] {
+                  code = resplock_cli::check_distinct(eps.data(), static_cast<int>(eps.size()),
+                                                      "--url");
+              }).err;
+    }
+};
+
+}  // namespace
+
+TEST(a_quorum_refuses_one_server_twice) {
+    const Distinct same({"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"});
+    refused_with(same.code, same.err,
+                 "resplock: the same server twice in --url: 127.0.0.1:6379/0 (URLs 1 and 2); a "
+                 "quorum needs distinct servers\n");
+    // Another spelling of the same host, port and database: the default port and database, the
+    // host's case, a password or TLS make no other server.
+    const Distinct spelled(
+        {"redis://a:1", "redis://b:1", "redis://:pw@B:1/0", "rediss://c", "redis://c:6379/"});
+    refused_with(spelled.code, spelled.err, "twice in --url: B:1/0 (URLs 2 and 3)");
+    CHECK(!contains(spelled.err, "pw"));
+    const Distinct v6({"redis://[::1]:7/3", "redis://h", "redis://[::1]:7/3"});
+    refused_with(v6.code, v6.err, "twice in --url: [::1]:7/3 (URLs 1 and 3)");
+    const Distinct sentinels({"redis-sentinel://s:1#m", "redis-sentinel://s:1,t#m"});
+    refused_with(sentinels.code, sentinels.err,
+                 "twice in --url: Sentinel master m via s:1/0 (URLs 1 and 2)");
+}
+
+TEST(a_quorum_of_distinct_servers_passes) {
+    for (const std::vector<std::string>& urls : std::vector<std::vector<std::string>>{
+             {"redis://h:1", "redis://h:2"},
+             {"redis://h/1", "redis://h/2"},
+             {"redis://h", "redis://g"},
+             // No name is resolved: two names of one host count as two servers.
+             {"redis://localhost:6379", "redis://127.0.0.1:6379"},
+             {"redis-sentinel://s#m", "redis-sentinel://s#n"},
+             {"redis://s:26379", "redis-sentinel://s#m"},
+             {"redis://h"}}) {
+        const Distinct d(urls);
+        CHECK_EQ(d.code, go_on);
+        CHECK(d.err.empty());
+    }
+}

@@ -432,6 +432,25 @@ TEST_TAGGED(bad_url_is_shown_but_its_password_masked, "slow_launcher_ok") {
                                 "be a number in 1..65535\n"));
 }
 
+TEST_TAGGED(quorum_of_one_server_twice_is_refused, "slow_launcher_ok") {
+    // It would answer "busy" (75): the second SET NX finds the first one's key.
+    const std::string u = url();
+    const std::string where = u.substr(u.find("//") + 2) + "/0";
+    const std::string said = "resplock: the same server twice in --url: " + where +
+                             " (URLs 1 and 2); a quorum needs distinct servers\n";
+    Result r = cli({"--url", u, "--url", u, "acquire", "cli:twice"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, said);
+    CHECK_EQ(r.out, std::string());
+    r = cli({"--url", u + "," + u + "/0", "acquire", "cli:twice"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, said);
+    r = cli({"status", "cli:twice"}, {{"REDIS_URL", u + "," + u}});
+    CHECK_EQ(r.code, 64);
+    CHECK(contains(r.err, "the same server twice in REDIS_URL: "));
+    CHECK(!exists("cli:twice"));
+}
+
 TEST_TAGGED(option_forms, "slow_launcher_ok") {
     // --opt=value, options after the command, -uURL.
     Result r = cli(

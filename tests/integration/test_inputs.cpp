@@ -490,6 +490,12 @@ TEST(cli_url_user_without_password_gives_64) {
     // redis-cli reads that very form as a password).
     expect_url("redis://name@127.0.0.1:" + std::to_string(server().port()), 64, "password");
 }
+TEST(cli_url_one_server_twice_in_a_quorum_gives_64) {
+    const std::string u = url();
+    expect_usage({"-u", u, "acquire", "in:twice"}, "the same server twice in --url: ");
+    expect_usage({"-u", u + "," + u, "acquire", "in:twice"}, "a quorum needs distinct servers");
+    CHECK_EQ(server().cli({"EXISTS", "in:twice"}), std::string("0"));
+}
 TEST(cli_tls_url_without_cacert_or_tls_gives_64) {
 #ifdef RESPLOCK_CLI_TLS
     expect_url("rediss://127.0.0.1:6380", 64, "rediss:// needs --cacert FILE");

@@ -97,7 +97,7 @@ struct NumberOption {
     const char* lo;
 };
 constexpr NumberOption number_options[] = {
-    {"ttl", "1"}, {"wait", "0"}, {"timeout", "1"}, {"once-per", "1"}};
+    {"ttl", "3"}, {"wait", "0"}, {"timeout", "1"}, {"once-per", "1"}};
 
 std::uint32_t number_of(const resplock_cli::Options& o, std::string_view name) {
     if (name == "ttl") return o.ttl_ms;
@@ -291,13 +291,34 @@ TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
                                         "4294967296",
                                         "18446744073709551617",
                                         "99999999999999999999999"};
-        if (std::string_view(n.lo) == "1") bad.emplace_back("0");
+        if (std::string_view(n.lo) == "1") bad.emplace_back("0");  // --ttl's: see below
         for (const std::string& v : bad) {
             const std::string text = option + ": expected a whole number of milliseconds in " +
                                      n.lo + ".." + max_text + ", got '" + v + "'";
             refused(Parsed(with_acquire({option, v})), text);
             refused(Parsed(with_acquire({option + "=" + v})), text);
         }
+    }
+}
+
+TEST(ttl_too_short_to_leave_any_validity_is_refused) {
+    // Validity is TTL - TTL/100 - 2 ms: none at 2 ms, 1 ms at 3 ms. Every command takes --ttl.
+    for (const char* v : {"0", "1", "2", "00002"}) {
+        const std::string text = std::string("--ttl: expected at least 3 ms, got '") + v +
+                                 "': a lock is valid for TTL - TTL/100 - 2 ms, so a shorter TTL "
+                                 "would leave no validity at all";
+        refused(Parsed({"--ttl", v, "acquire", "k"}), text);
+        refused(Parsed({"--ttl=" + std::string(v), "run", "k", "--", "true"}), text);
+        refused(Parsed({"extend", "k", "t", "--ttl", v}), text);
+        refused(Parsed({"--limit", "2", "--ttl", v, "acquire", "k"}), text);
+        refused(Parsed({"--fair", "--ttl", v, "acquire", "k"}), text);
+    }
+    for (const std::vector<std::string>& line :
+         std::vector<std::vector<std::string>>{{"--ttl", "3", "acquire", "k"},
+                                               {"--ttl", "3", "run", "k", "--", "true"},
+                                               {"--ttl", "3", "extend", "k", "t"}}) {
+        const Parsed p(line);
+        if (accepted(p)) CHECK_EQ(p.o.ttl_ms, 3U);
     }
 }
 

@@ -373,7 +373,28 @@ TEST(lib_timeout_zero_is_timeout_without_io) {
 }
 
 TEST(cli_ttl_zero_gives_64) {
-    expect_usage({"--ttl", "0", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "0", "acquire", "k"}, "--ttl: expected at least 3 ms, got '0'");
+}
+TEST(lib_ttl_below_three_ms_is_granted_with_no_validity) {
+    Client c("127.0.0.1", server().port());
+    for (const std::uint32_t ttl : {1U, 2U}) {
+        Lock lock(c.conn, ttl == 1 ? "in:ttl-lib1" : "in:ttl-lib2");
+        CHECK_EQ(lock.acquire(ttl), Status::ok);
+        CHECK_EQ(lock.remaining_ms(), 0U);
+        CHECK(!lock.held());
+    }
+}
+TEST(cli_ttl_below_three_ms_gives_64) {
+    for (const char* v : {"1", "2"}) {
+        for (const char* command : {"acquire", "run", "extend"}) {
+            std::vector<std::string> args = {"--ttl", v, command, "in:ttl-short"};
+            if (std::string_view(command) == "run") args.insert(args.end(), {"--", "true"});
+            if (std::string_view(command) == "extend") args.emplace_back("t");
+            expect_usage(args, "--ttl: expected at least 3 ms, got '" + std::string(v) +
+                                   "': a lock is valid for TTL - TTL/100 - 2 ms");
+        }
+    }
+    CHECK_EQ(server().cli({"EXISTS", "in:ttl-short"}), std::string("0"));
 }
 TEST(cli_ttl_negative_gives_64) {
     expect_usage({"--ttl=-5", "acquire", "k"}, "--ttl: expected a whole number");
@@ -393,10 +414,10 @@ TEST(cli_ttl_leading_plus_or_blank_gives_64) {
     expect_usage({"--ttl", " 5000", "acquire", "k"}, "--ttl: expected a whole number");
 }
 TEST(cli_ttl_above_max_gives_64) {
-    expect_usage({"--ttl", "2147483648", "acquire", "k"}, "1..2147483647");
+    expect_usage({"--ttl", "2147483648", "acquire", "k"}, "3..2147483647");
 }
 TEST(cli_ttl_overflowing_64_bits_gives_64) {
-    expect_usage({"--ttl", "18446744073709551617", "acquire", "k"}, "1..2147483647");
+    expect_usage({"--ttl", "18446744073709551617", "acquire", "k"}, "3..2147483647");
 }
 TEST(cli_ttl_max_is_accepted) {
     const Result r = cli({"-u", url(), "--ttl", "2147483647", "acquire", "in:ttlmax"});

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/validity.hpp"
 #include "resplock/variants/semaphore.hpp"
 #include "text.hpp"
 #include "url.hpp"
@@ -71,12 +72,39 @@ bool set_number(std::string_view name, const char* what, std::uint32_t lo, std::
     return true;
 }
 
+// The shortest TTL that leaves a holder any validity: Validity grants TTL less its drift
+// allowance (TTL/100 + 2 ms), nothing when the TTL does not exceed it.
+constexpr std::uint32_t shortest_ttl_ms() {
+    std::uint32_t ttl = 1;
+    while (ttl <= resplock::detail::drift_ms(ttl))
+        ++ttl;
+    return ttl;
+}
+constexpr std::uint32_t min_ttl_ms = shortest_ttl_ms();
+static_assert(min_ttl_ms == 3, "--help and docs/cli.md state the shortest TTL: 3 ms");
+
+// --ttl MS: a number option, and long enough to leave some validity.
+bool set_ttl(const char* value, std::uint32_t& out) {
+    std::uint32_t ttl = 0;
+    if (!parse_number(value, 0, max_ms, ttl))
+        return set_number("ttl", "milliseconds", min_ttl_ms, max_ms, value, out);  // reports
+    if (ttl < min_ttl_ms) {
+        report(
+            "--ttl: expected at least %u ms, got '%s': a lock is valid for TTL - TTL/100 - 2 ms, "
+            "so a shorter TTL would leave no validity at all",
+            min_ttl_ms, Shown(value).text);
+        return false;
+    }
+    out = ttl;
+    return true;
+}
+
 // Values an option takes.
 bool apply_option(Options& o, std::string_view name, const char* value) {
     std::uint32_t* number = nullptr;
     std::uint32_t lo = 1;
     if (name == "ttl") {
-        number = &o.ttl_ms;
+        return set_ttl(value, o.ttl_ms);
     } else if (name == "wait") {
         number = &o.wait_ms;
         lo = 0;

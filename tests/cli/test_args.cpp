@@ -442,6 +442,17 @@ TEST(help_text_names_every_option_and_exit_code) {
 #endif
 }
 
+TEST(help_text_names_the_companion_keys_as_they_are) {
+    // A KEY without a hash tag keeps its companions under {KEY} (resplock/core/companion.hpp).
+    const Parsed p({"--help"});
+    for (const char* name : {"{KEY}:fence", "{KEY}:once", "{KEY}:wake"}) {
+        if (!CHECK(contains(p.out, name))) std::printf("      missing: %s\n", name);
+    }
+    for (const char* name : {" KEY:fence", " KEY:once", " KEY:wake", "(KEY:"}) {
+        if (!CHECK(!contains(p.out, name))) std::printf("      present: %s\n", name);
+    }
+}
+
 TEST(an_error_before_help_wins) {
     refused(Parsed({"--bogus", "--help"}), "unknown option '--bogus'");
     refused(Parsed({"--ttl", "0", "--version"}), "--ttl: expected");

@@ -279,8 +279,19 @@ TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
                                         "+5",
                                         " 5",
                                         "5 ",
-                                        "5ms",
-                                        "5s",
+                                        "5 s",
+                                        "5S",
+                                        "5MS",
+                                        "5Ms",
+                                        "5sec",
+                                        "5d",
+                                        "5us",
+                                        "5ms5",
+                                        "1.5s",
+                                        "-5s",
+                                        "+5s",
+                                        "s",
+                                        "ms",
                                         "abc",
                                         "",
                                         "0x10",
@@ -294,11 +305,57 @@ TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
         if (std::string_view(n.lo) == "1") bad.emplace_back("0");  // --ttl's: see below
         for (const std::string& v : bad) {
             const std::string text = option + ": expected a whole number of milliseconds in " +
-                                     n.lo + ".." + max_text + ", got '" + v + "'";
+                                     n.lo + ".." + max_text +
+                                     ", or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + v + "'";
             refused(Parsed(with_acquire({option, v})), text);
             refused(Parsed(with_acquire({option + "=" + v})), text);
         }
     }
+}
+
+TEST(times_take_a_unit) {
+    struct Case {
+        const char* text;
+        std::uint32_t ms;
+    };
+    const Case cases[] = {
+        {"1500ms", 1500},
+        {"30s", 30000},
+        {"5m", 300000},
+        {"2h", 7200000},
+        {"1500", 1500},  // no unit: milliseconds
+        {"007s", 7000},
+        {"2147483647ms", 2147483647U},
+        {"2147483s", 2147483000U},
+        {"35791m", 2147460000U},
+        {"596h", 2145600000U},
+    };
+    for (const NumberOption& n : number_options) {
+        const std::string option = std::string("--") + n.name;
+        for (const Case& c : cases) {
+            const Parsed spaced(with_acquire({option, c.text}));
+            const Parsed joined(with_acquire({option + "=" + c.text}));
+            if (accepted(spaced)) CHECK_EQ(number_of(spaced.o, n.name), c.ms);
+            if (accepted(joined)) CHECK_EQ(number_of(joined.o, n.name), c.ms);
+        }
+        // Past 2147483647 ms in any unit, and zero where the option needs more.
+        for (const char* v : {"2147483648ms", "2147484s", "35792m", "597h", "4294968s",
+                              "99999999999h", "18446744073709551617ms"}) {
+            refused(Parsed(with_acquire({option, v})),
+                    option + ": expected a whole number of milliseconds in " + n.lo + ".." +
+                        max_text + ", or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + v + "'");
+        }
+    }
+    for (const char* zero : {"0s", "0m", "0h", "0ms"}) {
+        const Parsed wait(with_acquire({"--wait", zero}));
+        if (accepted(wait)) CHECK_EQ(wait.o.wait_ms, 0U);
+        refused(Parsed(with_acquire({"--timeout", zero})), "--timeout: expected");
+        refused(Parsed(with_acquire({"--once-per", zero})), "--once-per: expected");
+        refused(Parsed(with_acquire({"--ttl", zero})), "--ttl: expected at least 3 ms");
+    }
+    refused(Parsed(with_acquire({"--ttl", "2ms"})), "--ttl: expected at least 3 ms, got '2ms'");
+    const Parsed three(with_acquire({"--ttl", "3ms"}));
+    if (accepted(three)) CHECK_EQ(three.o.ttl_ms, 3U);
 }
 
 TEST(ttl_too_short_to_leave_any_validity_is_refused) {

@@ -329,6 +329,19 @@ TEST(status_held_and_free) {
     CHECK_EQ(r.out, std::string("held forever edge-7\n"));
 }
 
+TEST(ttl_with_a_unit) {
+    Result r = cli({"-u", url(), "--ttl", "2s", "acquire", "cli:ttl-2s"});
+    REQUIRE_EQ(r.code, 0);
+    r = cli({"-u", url(), "status", "cli:ttl-2s"});
+    CHECK_EQ(r.code, 0);
+    REQUIRE_EQ(r.out.rfind("held ", 0), 0U);
+    const long long left = std::atoll(r.out.c_str() + 5);
+    if (!CHECK(left > 1000 && left <= 2000)) std::printf("      status: %s", r.out.c_str());
+    r = cli({"-u", url(), "--ttl=1m", "acquire", "cli:ttl-1m"});
+    CHECK_EQ(r.code, 0);
+    CHECK(pttl("cli:ttl-1m") > 59000 && pttl("cli:ttl-1m") <= 60000);
+}
+
 TEST_TAGGED(script_flush_between_acquire_and_release, "slow_launcher_ok") {
     const std::string token = acquire("cli:flush", "5000");
     REQUIRE(!token.empty());
@@ -357,7 +370,9 @@ TEST_TAGGED(usage_errors_give_64, "slow_launcher_ok") {
         {"--ttl", "abc", "acquire", "k"},
         {"--ttl=-5", "acquire", "k"},
         {"--ttl", "+5", "acquire", "k"},
-        {"--ttl", "5ms", "acquire", "k"},
+        {"--ttl", "5S", "acquire", "k"},
+        {"--ttl", "1.5s", "acquire", "k"},
+        {"--ttl", "597h", "acquire", "k"},
         {"--ttl", "", "acquire", "k"},
         {"--wait", "-1", "acquire", "k"},
         {"--timeout", "0", "acquire", "k"},

@@ -406,12 +406,37 @@ TEST(cli_ttl_empty_gives_64) {
     expect_usage({"--ttl", "", "acquire", "k"}, "--ttl: expected a whole number");
 }
 TEST(cli_ttl_trailing_junk_gives_64) {
-    expect_usage({"--ttl", "5000ms", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "5000sec", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "5000MS", "acquire", "k"}, "--ttl: expected a whole number");
     expect_usage({"--ttl", "5000 ", "acquire", "k"}, "--ttl: expected a whole number");
 }
 TEST(cli_ttl_leading_plus_or_blank_gives_64) {
     expect_usage({"--ttl", "+5000", "acquire", "k"}, "--ttl: expected a whole number");
     expect_usage({"--ttl", " 5000", "acquire", "k"}, "--ttl: expected a whole number");
+}
+TEST(cli_ttl_with_a_blank_fraction_or_unknown_unit_gives_64) {
+    for (const char* v : {"5 s", "5S", "1.5s", "-5s", "5d", "s"}) {
+        expect_usage({"--ttl", v, "acquire", "k"},
+                     "or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + std::string(v) + "'");
+    }
+}
+TEST(cli_ttl_with_a_unit_is_accepted) {
+    struct Case {
+        const char* ttl;
+        long long ms;
+    };
+    for (const Case c : {Case{"5ms", 5}, Case{"1500ms", 1500}, Case{"30s", 30000},
+                         Case{"5m", 300000}, Case{"2h", 7200000}, Case{"596h", 2145600000}}) {
+        const std::string key = std::string("in:ttl-unit-") + c.ttl;
+        const Result r = cli({"-u", url(), "--ttl", c.ttl, "acquire", key});
+        CHECK_EQ(r.code, 0);
+        if (c.ms >= 1000) {
+            const long long pttl = std::atoll(server().cli({"PTTL", key}).c_str());
+            if (!CHECK(pttl > c.ms - 1000 && pttl <= c.ms)) std::printf("      %s\n", c.ttl);
+        }
+    }
+    expect_usage({"--ttl", "597h", "acquire", "k"}, "3..2147483647");
+    expect_usage({"--ttl", "2147484s", "acquire", "k"}, "3..2147483647");
 }
 TEST(cli_ttl_above_max_gives_64) {
     expect_usage({"--ttl", "2147483648", "acquire", "k"}, "3..2147483647");
@@ -427,7 +452,7 @@ TEST(cli_ttl_max_is_accepted) {
 }
 
 TEST(cli_wait_bad_values_give_64) {
-    for (const char* v : {"-1", "abc", "", "5s", "+5", "2147483648", "18446744073709551617"}) {
+    for (const char* v : {"-1", "abc", "", "5S", "+5", "2147483648", "18446744073709551617"}) {
         expect_usage({"--wait", v, "acquire", "k"}, "--wait: expected a whole number");
     }
 }
@@ -438,7 +463,7 @@ TEST(cli_wait_zero_is_one_attempt) {
 }
 
 TEST(cli_timeout_bad_values_give_64) {
-    for (const char* v : {"0", "-1", "abc", "", "5s", "+5", "2147483648", "18446744073709551617"}) {
+    for (const char* v : {"0", "-1", "abc", "", "5S", "+5", "2147483648", "18446744073709551617"}) {
         expect_usage({"--timeout", v, "status", "k"}, "--timeout: expected a whole number");
     }
 }

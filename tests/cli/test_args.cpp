@@ -97,7 +97,7 @@ struct NumberOption {
     const char* lo;
 };
 constexpr NumberOption number_options[] = {
-    {"ttl", "1"}, {"wait", "0"}, {"timeout", "1"}, {"once-per", "1"}};
+    {"ttl", "3"}, {"wait", "0"}, {"timeout", "1"}, {"once-per", "1"}};
 
 std::uint32_t number_of(const resplock_cli::Options& o, std::string_view name) {
     if (name == "ttl") return o.ttl_ms;
@@ -279,8 +279,19 @@ TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
                                         "+5",
                                         " 5",
                                         "5 ",
-                                        "5ms",
-                                        "5s",
+                                        "5 s",
+                                        "5S",
+                                        "5MS",
+                                        "5Ms",
+                                        "5sec",
+                                        "5d",
+                                        "5us",
+                                        "5ms5",
+                                        "1.5s",
+                                        "-5s",
+                                        "+5s",
+                                        "s",
+                                        "ms",
                                         "abc",
                                         "",
                                         "0x10",
@@ -291,13 +302,80 @@ TEST(numbers_with_signs_blanks_junk_or_out_of_range_are_refused) {
                                         "4294967296",
                                         "18446744073709551617",
                                         "99999999999999999999999"};
-        if (std::string_view(n.lo) == "1") bad.emplace_back("0");
+        if (std::string_view(n.lo) == "1") bad.emplace_back("0");  // --ttl's: see below
         for (const std::string& v : bad) {
             const std::string text = option + ": expected a whole number of milliseconds in " +
-                                     n.lo + ".." + max_text + ", got '" + v + "'";
+                                     n.lo + ".." + max_text +
+                                     ", or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + v + "'";
             refused(Parsed(with_acquire({option, v})), text);
             refused(Parsed(with_acquire({option + "=" + v})), text);
         }
+    }
+}
+
+TEST(times_take_a_unit) {
+    struct Case {
+        const char* text;
+        std::uint32_t ms;
+    };
+    const Case cases[] = {
+        {"1500ms", 1500},
+        {"30s", 30000},
+        {"5m", 300000},
+        {"2h", 7200000},
+        {"1500", 1500},  // no unit: milliseconds
+        {"007s", 7000},
+        {"2147483647ms", 2147483647U},
+        {"2147483s", 2147483000U},
+        {"35791m", 2147460000U},
+        {"596h", 2145600000U},
+    };
+    for (const NumberOption& n : number_options) {
+        const std::string option = std::string("--") + n.name;
+        for (const Case& c : cases) {
+            const Parsed spaced(with_acquire({option, c.text}));
+            const Parsed joined(with_acquire({option + "=" + c.text}));
+            if (accepted(spaced)) CHECK_EQ(number_of(spaced.o, n.name), c.ms);
+            if (accepted(joined)) CHECK_EQ(number_of(joined.o, n.name), c.ms);
+        }
+        // Past 2147483647 ms in any unit, and zero where the option needs more.
+        for (const char* v : {"2147483648ms", "2147484s", "35792m", "597h", "4294968s",
+                              "99999999999h", "18446744073709551617ms"}) {
+            refused(Parsed(with_acquire({option, v})),
+                    option + ": expected a whole number of milliseconds in " + n.lo + ".." +
+                        max_text + ", or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + v + "'");
+        }
+    }
+    for (const char* zero : {"0s", "0m", "0h", "0ms"}) {
+        const Parsed wait(with_acquire({"--wait", zero}));
+        if (accepted(wait)) CHECK_EQ(wait.o.wait_ms, 0U);
+        refused(Parsed(with_acquire({"--timeout", zero})), "--timeout: expected");
+        refused(Parsed(with_acquire({"--once-per", zero})), "--once-per: expected");
+        refused(Parsed(with_acquire({"--ttl", zero})), "--ttl: expected at least 3 ms");
+    }
+    refused(Parsed(with_acquire({"--ttl", "2ms"})), "--ttl: expected at least 3 ms, got '2ms'");
+    const Parsed three(with_acquire({"--ttl", "3ms"}));
+    if (accepted(three)) CHECK_EQ(three.o.ttl_ms, 3U);
+}
+
+TEST(ttl_too_short_to_leave_any_validity_is_refused) {
+    // Validity is TTL - TTL/100 - 2 ms: none at 2 ms, 1 ms at 3 ms. Every command takes --ttl.
+    for (const char* v : {"0", "1", "2", "00002"}) {
+        const std::string text = std::string("--ttl: expected at least 3 ms, got '") + v +
+                                 "': a lock is valid for TTL - TTL/100 - 2 ms, so a shorter TTL "
+                                 "would leave no validity at all";
+        refused(Parsed({"--ttl", v, "acquire", "k"}), text);
+        refused(Parsed({"--ttl=" + std::string(v), "run", "k", "--", "true"}), text);
+        refused(Parsed({"extend", "k", "t", "--ttl", v}), text);
+        refused(Parsed({"--limit", "2", "--ttl", v, "acquire", "k"}), text);
+        refused(Parsed({"--fair", "--ttl", v, "acquire", "k"}), text);
+    }
+    for (const std::vector<std::string>& line :
+         std::vector<std::vector<std::string>>{{"--ttl", "3", "acquire", "k"},
+                                               {"--ttl", "3", "run", "k", "--", "true"},
+                                               {"--ttl", "3", "extend", "k", "t"}}) {
+        const Parsed p(line);
+        if (accepted(p)) CHECK_EQ(p.o.ttl_ms, 3U);
     }
 }
 
@@ -419,6 +497,17 @@ TEST(help_text_names_every_option_and_exit_code) {
 #else
     CHECK(contains(p.out, "this build has no TLS support"));
 #endif
+}
+
+TEST(help_text_names_the_companion_keys_as_they_are) {
+    // A KEY without a hash tag keeps its companions under {KEY} (resplock/core/companion.hpp).
+    const Parsed p({"--help"});
+    for (const char* name : {"{KEY}:fence", "{KEY}:once", "{KEY}:wake"}) {
+        if (!CHECK(contains(p.out, name))) std::printf("      missing: %s\n", name);
+    }
+    for (const char* name : {" KEY:fence", " KEY:once", " KEY:wake", "(KEY:"}) {
+        if (!CHECK(!contains(p.out, name))) std::printf("      present: %s\n", name);
+    }
 }
 
 TEST(an_error_before_help_wins) {

@@ -635,14 +635,39 @@ TEST(endpoint_from_reports_a_bad_url_masked) {
     CHECK(!contains(env.err, "Hunter2Pw"));
     const FromUrl empty("", "--url");
     refused_with(empty.code, empty.err,
-                 "invalid URL in --url '***': it must start with redis:// or rediss://");
-    // A mistyped scheme: no "://", so nothing of it is shown.
-    for (const char* typo : {"redis:Hunter2Pw@h", "redis:/:Hunter2Pw@h", "Hunter2Pw"}) {
-        const FromUrl from_typo(typo, "--url");
+                 "invalid URL in --url '': it must start with redis:// or rediss://");
+    // A mistyped scheme: shown, but what may be a password is masked.
+    struct Typo {
+        const char* text;
+        const char* shown;
+    };
+    for (const Typo typo :
+         {Typo{"redis:Hunter2Pw@h", "'***@h'"}, Typo{"redis:/:Hunter2Pw@h:1/2", "'***@h:1/2'"},
+          Typo{"redis//user:Hunter2Pw@host", "'redis//***@host'"},
+          Typo{"redis//:Hunter2Pw@h@host", "'redis//***@host'"},
+          Typo{"Hunter2Pw//u:x@h", "'***@h'"}, Typo{"redis:Hunter2Pw", "'***'"},
+          Typo{"redis//default:Hunter2Pw", "'redis//***'"},
+          Typo{"redis:u:Hunter2Pw@h:x", "'***@***'"}}) {
+        const FromUrl from_typo(typo.text, "--url");
         refused_with(from_typo.code, from_typo.err,
-                     "invalid URL in --url '***': it must start with redis:// or rediss://");
-        CHECK(!contains(from_typo.err, "Hunter2Pw"));
+                     std::string("invalid URL in --url ") + typo.shown +
+                         ": it must start with redis:// or rediss://");
+        if (!CHECK(!contains(from_typo.err, "Hunter2Pw"))) std::printf("      %s", typo.text);
     }
+}
+
+TEST(endpoint_from_shows_a_bad_url_without_password) {
+    // No scheme, no '@': plainly host[:port][/db], shown as typed.
+    for (const char* text : {"127.0.0.1:16379", "localhost", "cache.example:6379/2", "[::1]:1"}) {
+        const FromUrl from(text, "--url");
+        refused_with(from.code, from.err,
+                     std::string("invalid URL in --url '") + text +
+                         "': it must start with redis:// or rediss://");
+    }
+    const FromUrl with_scheme("redis://:secret@h:0", "--url");
+    refused_with(with_scheme.code, with_scheme.err,
+                 "invalid URL in --url 'redis://:***@h:0': the port must be a number");
+    CHECK(!contains(with_scheme.err, "secret"));
 }
 
 TEST(endpoint_from_refuses_an_over_long_url) {
@@ -848,4 +873,64 @@ TEST(endpoint_from_a_sentinel_url) {
     CHECK_EQ(f.ep.sentinel_count, std::size_t{2});
     const FromUrl user_only("redis-sentinel://u@a#m", "--url");
     CHECK_EQ(user_only.code, exit_usage);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The servers of a quorum
+
+namespace {
+
+// check_distinct() over the URLs of `urls`, each parsed first.
+struct Distinct {
+    int code = 0;
+    std::string err;
+    explicit Distinct(const std::vector<std::string>& urls) {
+        std::vector<Endpoint> eps(urls.size());
+        for (std::size_t i = 0; i < urls.size(); ++i)
+            REQUIRE_EQ(FromUrl(urls[i], "--url").code, go_on);
+        for (std::size_t i = 0; i < urls.size(); ++i) {
+            const char* why = "";
+            (void)resplock_cli::parse_url(urls[i].c_str(), eps[i], &why);
+        }
+        err = cli_test::capture([&] {
+                  code = resplock_cli::check_distinct(eps.data(), static_cast<int>(eps.size()),
+                                                      "--url");
+              }).err;
+    }
+};
+
+}  // namespace
+
+TEST(a_quorum_refuses_one_server_twice) {
+    const Distinct same({"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"});
+    refused_with(same.code, same.err,
+                 "resplock: the same server twice in --url: 127.0.0.1:6379/0 (URLs 1 and 2); a "
+                 "quorum needs distinct servers\n");
+    // Another spelling of the same host, port and database: the default port and database, the
+    // host's case, a password or TLS make no other server.
+    const Distinct spelled(
+        {"redis://a:1", "redis://b:1", "redis://:pw@B:1/0", "rediss://c", "redis://c:6379/"});
+    refused_with(spelled.code, spelled.err, "twice in --url: B:1/0 (URLs 2 and 3)");
+    CHECK(!contains(spelled.err, "pw"));
+    const Distinct v6({"redis://[::1]:7/3", "redis://h", "redis://[::1]:7/3"});
+    refused_with(v6.code, v6.err, "twice in --url: [::1]:7/3 (URLs 1 and 3)");
+    const Distinct sentinels({"redis-sentinel://s:1#m", "redis-sentinel://s:1,t#m"});
+    refused_with(sentinels.code, sentinels.err,
+                 "twice in --url: Sentinel master m via s:1/0 (URLs 1 and 2)");
+}
+
+TEST(a_quorum_of_distinct_servers_passes) {
+    for (const std::vector<std::string>& urls : std::vector<std::vector<std::string>>{
+             {"redis://h:1", "redis://h:2"},
+             {"redis://h/1", "redis://h/2"},
+             {"redis://h", "redis://g"},
+             // No name is resolved: two names of one host count as two servers.
+             {"redis://localhost:6379", "redis://127.0.0.1:6379"},
+             {"redis-sentinel://s#m", "redis-sentinel://s#n"},
+             {"redis://s:26379", "redis-sentinel://s#m"},
+             {"redis://h"}}) {
+        const Distinct d(urls);
+        CHECK_EQ(d.code, go_on);
+        CHECK(d.err.empty());
+    }
 }

@@ -316,10 +316,30 @@ TEST(status_held_and_free) {
     CHECK_EQ(r.err, std::string());
 
     // A key without a TTL is held forever: PTTL -1.
-    server().cli({"SET", "cli:status-forever", "x"});
+    CHECK_EQ(server().cli({"SET", "cli:status-forever", "x"}), std::string("OK"));
     r = cli({"-u", url(), "status", "cli:status-forever"});
     CHECK_EQ(r.code, 0);
-    CHECK_EQ(r.out, std::string("held -1\n"));
+    CHECK_EQ(r.out, std::string("held forever\n"));
+    CHECK_EQ(r.err, std::string());
+    // With a token's owner label, as the tool writes it.
+    CHECK_EQ(server().cli({"SET", "cli:status-forever2", "edge-7:0123456789abcdef"}),
+             std::string("OK"));
+    r = cli({"-u", url(), "status", "cli:status-forever2"});
+    CHECK_EQ(r.code, 0);
+    CHECK_EQ(r.out, std::string("held forever edge-7\n"));
+}
+
+TEST(ttl_with_a_unit) {
+    Result r = cli({"-u", url(), "--ttl", "2s", "acquire", "cli:ttl-2s"});
+    REQUIRE_EQ(r.code, 0);
+    r = cli({"-u", url(), "status", "cli:ttl-2s"});
+    CHECK_EQ(r.code, 0);
+    REQUIRE_EQ(r.out.rfind("held ", 0), 0U);
+    const long long left = std::atoll(r.out.c_str() + 5);
+    if (!CHECK(left > 1000 && left <= 2000)) std::printf("      status: %s", r.out.c_str());
+    r = cli({"-u", url(), "--ttl=1m", "acquire", "cli:ttl-1m"});
+    CHECK_EQ(r.code, 0);
+    CHECK(pttl("cli:ttl-1m") > 59000 && pttl("cli:ttl-1m") <= 60000);
 }
 
 TEST_TAGGED(script_flush_between_acquire_and_release, "slow_launcher_ok") {
@@ -350,7 +370,9 @@ TEST_TAGGED(usage_errors_give_64, "slow_launcher_ok") {
         {"--ttl", "abc", "acquire", "k"},
         {"--ttl=-5", "acquire", "k"},
         {"--ttl", "+5", "acquire", "k"},
-        {"--ttl", "5ms", "acquire", "k"},
+        {"--ttl", "5S", "acquire", "k"},
+        {"--ttl", "1.5s", "acquire", "k"},
+        {"--ttl", "597h", "acquire", "k"},
         {"--ttl", "", "acquire", "k"},
         {"--wait", "-1", "acquire", "k"},
         {"--timeout", "0", "acquire", "k"},
@@ -405,6 +427,43 @@ TEST_TAGGED(tls_url_without_tls_setup_refused, "slow_launcher_ok") {
 #else
     CHECK_EQ(r.err, std::string("resplock: rediss:// (TLS) is not supported by this build\n"));
 #endif
+}
+
+TEST_TAGGED(bad_url_is_shown_but_its_password_masked, "slow_launcher_ok") {
+    const std::string why =
+        "': it must start with redis:// or rediss:// (or redis-sentinel://, rediss-sentinel://)\n";
+    Result r = cli({"--url", "127.0.0.1:16379", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in --url '127.0.0.1:16379" + why);
+    r = cli({"--url", "redis//user:Hunter2Pw@h:1", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in --url 'redis//***@h:1" + why);
+    r = cli({"status", "k"}, {{"REDIS_URL", "redis:Hunter2Pw@h"}});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, "resplock: invalid URL in REDIS_URL '***@h" + why);
+    r = cli({"--url", "redis://:Hunter2Pw@h:x", "status", "k"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, std::string("resplock: invalid URL in --url 'redis://:***@***': the port must "
+                                "be a number in 1..65535\n"));
+}
+
+TEST_TAGGED(quorum_of_one_server_twice_is_refused, "slow_launcher_ok") {
+    // It would answer "busy" (75): the second SET NX finds the first one's key.
+    const std::string u = url();
+    const std::string where = u.substr(u.find("//") + 2) + "/0";
+    const std::string said = "resplock: the same server twice in --url: " + where +
+                             " (URLs 1 and 2); a quorum needs distinct servers\n";
+    Result r = cli({"--url", u, "--url", u, "acquire", "cli:twice"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, said);
+    CHECK_EQ(r.out, std::string());
+    r = cli({"--url", u + "," + u + "/0", "acquire", "cli:twice"});
+    CHECK_EQ(r.code, 64);
+    CHECK_EQ(r.err, said);
+    r = cli({"status", "cli:twice"}, {{"REDIS_URL", u + "," + u}});
+    CHECK_EQ(r.code, 64);
+    CHECK(contains(r.err, "the same server twice in REDIS_URL: "));
+    CHECK(!exists("cli:twice"));
 }
 
 TEST_TAGGED(option_forms, "slow_launcher_ok") {

@@ -373,7 +373,28 @@ TEST(lib_timeout_zero_is_timeout_without_io) {
 }
 
 TEST(cli_ttl_zero_gives_64) {
-    expect_usage({"--ttl", "0", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "0", "acquire", "k"}, "--ttl: expected at least 3 ms, got '0'");
+}
+TEST(lib_ttl_below_three_ms_is_granted_with_no_validity) {
+    Client c("127.0.0.1", server().port());
+    for (const std::uint32_t ttl : {1U, 2U}) {
+        Lock lock(c.conn, ttl == 1 ? "in:ttl-lib1" : "in:ttl-lib2");
+        CHECK_EQ(lock.acquire(ttl), Status::ok);
+        CHECK_EQ(lock.remaining_ms(), 0U);
+        CHECK(!lock.held());
+    }
+}
+TEST(cli_ttl_below_three_ms_gives_64) {
+    for (const char* v : {"1", "2"}) {
+        for (const char* command : {"acquire", "run", "extend"}) {
+            std::vector<std::string> args = {"--ttl", v, command, "in:ttl-short"};
+            if (std::string_view(command) == "run") args.insert(args.end(), {"--", "true"});
+            if (std::string_view(command) == "extend") args.emplace_back("t");
+            expect_usage(args, "--ttl: expected at least 3 ms, got '" + std::string(v) +
+                                   "': a lock is valid for TTL - TTL/100 - 2 ms");
+        }
+    }
+    CHECK_EQ(server().cli({"EXISTS", "in:ttl-short"}), std::string("0"));
 }
 TEST(cli_ttl_negative_gives_64) {
     expect_usage({"--ttl=-5", "acquire", "k"}, "--ttl: expected a whole number");
@@ -385,18 +406,43 @@ TEST(cli_ttl_empty_gives_64) {
     expect_usage({"--ttl", "", "acquire", "k"}, "--ttl: expected a whole number");
 }
 TEST(cli_ttl_trailing_junk_gives_64) {
-    expect_usage({"--ttl", "5000ms", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "5000sec", "acquire", "k"}, "--ttl: expected a whole number");
+    expect_usage({"--ttl", "5000MS", "acquire", "k"}, "--ttl: expected a whole number");
     expect_usage({"--ttl", "5000 ", "acquire", "k"}, "--ttl: expected a whole number");
 }
 TEST(cli_ttl_leading_plus_or_blank_gives_64) {
     expect_usage({"--ttl", "+5000", "acquire", "k"}, "--ttl: expected a whole number");
     expect_usage({"--ttl", " 5000", "acquire", "k"}, "--ttl: expected a whole number");
 }
+TEST(cli_ttl_with_a_blank_fraction_or_unknown_unit_gives_64) {
+    for (const char* v : {"5 s", "5S", "1.5s", "-5s", "5d", "s"}) {
+        expect_usage({"--ttl", v, "acquire", "k"},
+                     "or of ms, s, m or h (1500ms, 30s, 5m, 2h), got '" + std::string(v) + "'");
+    }
+}
+TEST(cli_ttl_with_a_unit_is_accepted) {
+    struct Case {
+        const char* ttl;
+        long long ms;
+    };
+    for (const Case c : {Case{"5ms", 5}, Case{"1500ms", 1500}, Case{"30s", 30000},
+                         Case{"5m", 300000}, Case{"2h", 7200000}, Case{"596h", 2145600000}}) {
+        const std::string key = std::string("in:ttl-unit-") + c.ttl;
+        const Result r = cli({"-u", url(), "--ttl", c.ttl, "acquire", key});
+        CHECK_EQ(r.code, 0);
+        if (c.ms >= 1000) {
+            const long long pttl = std::atoll(server().cli({"PTTL", key}).c_str());
+            if (!CHECK(pttl > c.ms - 1000 && pttl <= c.ms)) std::printf("      %s\n", c.ttl);
+        }
+    }
+    expect_usage({"--ttl", "597h", "acquire", "k"}, "3..2147483647");
+    expect_usage({"--ttl", "2147484s", "acquire", "k"}, "3..2147483647");
+}
 TEST(cli_ttl_above_max_gives_64) {
-    expect_usage({"--ttl", "2147483648", "acquire", "k"}, "1..2147483647");
+    expect_usage({"--ttl", "2147483648", "acquire", "k"}, "3..2147483647");
 }
 TEST(cli_ttl_overflowing_64_bits_gives_64) {
-    expect_usage({"--ttl", "18446744073709551617", "acquire", "k"}, "1..2147483647");
+    expect_usage({"--ttl", "18446744073709551617", "acquire", "k"}, "3..2147483647");
 }
 TEST(cli_ttl_max_is_accepted) {
     const Result r = cli({"-u", url(), "--ttl", "2147483647", "acquire", "in:ttlmax"});
@@ -406,7 +452,7 @@ TEST(cli_ttl_max_is_accepted) {
 }
 
 TEST(cli_wait_bad_values_give_64) {
-    for (const char* v : {"-1", "abc", "", "5s", "+5", "2147483648", "18446744073709551617"}) {
+    for (const char* v : {"-1", "abc", "", "5S", "+5", "2147483648", "18446744073709551617"}) {
         expect_usage({"--wait", v, "acquire", "k"}, "--wait: expected a whole number");
     }
 }
@@ -417,7 +463,7 @@ TEST(cli_wait_zero_is_one_attempt) {
 }
 
 TEST(cli_timeout_bad_values_give_64) {
-    for (const char* v : {"0", "-1", "abc", "", "5s", "+5", "2147483648", "18446744073709551617"}) {
+    for (const char* v : {"0", "-1", "abc", "", "5S", "+5", "2147483648", "18446744073709551617"}) {
         expect_usage({"--timeout", v, "status", "k"}, "--timeout: expected a whole number");
     }
 }
@@ -489,6 +535,12 @@ TEST(cli_url_user_without_password_gives_64) {
     // "redis://name@host" would otherwise connect as the default user, ignoring the name (and
     // redis-cli reads that very form as a password).
     expect_url("redis://name@127.0.0.1:" + std::to_string(server().port()), 64, "password");
+}
+TEST(cli_url_one_server_twice_in_a_quorum_gives_64) {
+    const std::string u = url();
+    expect_usage({"-u", u, "acquire", "in:twice"}, "the same server twice in --url: ");
+    expect_usage({"-u", u + "," + u, "acquire", "in:twice"}, "a quorum needs distinct servers");
+    CHECK_EQ(server().cli({"EXISTS", "in:twice"}), std::string("0"));
 }
 TEST(cli_tls_url_without_cacert_or_tls_gives_64) {
 #ifdef RESPLOCK_CLI_TLS

@@ -7,6 +7,7 @@
 
 #include "exit_codes.hpp"
 #include "resplock/core/lock.hpp"
+#include "resplock/core/validity.hpp"
 #include "resplock/variants/semaphore.hpp"
 #include "text.hpp"
 #include "url.hpp"
@@ -60,7 +61,7 @@ bool set_owner(Options& o, const char* value) {
     return true;
 }
 
-// A number option (--ttl MS, --replicas N, --limit N...): a whole number of `what` in lo..hi.
+// A number option (--replicas N, --limit N): a whole number of `what` in lo..hi.
 bool set_number(std::string_view name, const char* what, std::uint32_t lo, std::uint32_t hi,
                 const char* value, std::uint32_t& out) {
     if (!parse_number(value, lo, hi, out)) {
@@ -71,12 +72,79 @@ bool set_number(std::string_view name, const char* what, std::uint32_t lo, std::
     return true;
 }
 
+// A time (--ttl, --wait, --timeout, --once-per): a whole number, then a unit, ms, s, m or h, in
+// lowercase; without one, milliseconds. No sign, blank, fraction or other unit; at most hi ms.
+// Sets out only when it returns true.
+bool parse_duration(std::string_view text, std::uint32_t lo, std::uint32_t hi, std::uint32_t& out) {
+    std::size_t digits = 0;
+    while (digits < text.size() && is_digit(text[digits]))
+        ++digits;
+    const std::string_view unit = text.substr(digits);
+    std::uint64_t scale = 0;
+    if (unit.empty() || unit == "ms") {
+        scale = 1;
+    } else if (unit == "s") {
+        scale = 1000;
+    } else if (unit == "m") {
+        scale = 60U * 1000U;
+    } else if (unit == "h") {
+        scale = 60U * 60U * 1000U;
+    } else {
+        return false;
+    }
+    std::uint32_t count = 0;
+    if (!parse_number(text.substr(0, digits), 0, hi, count)) return false;
+    const std::uint64_t ms = std::uint64_t{count} * scale;
+    if (ms < lo || ms > hi) return false;
+    out = static_cast<std::uint32_t>(ms);
+    return true;
+}
+
+// A time option: a duration in lo..max_ms milliseconds.
+bool set_duration(std::string_view name, std::uint32_t lo, const char* value, std::uint32_t& out) {
+    if (!parse_duration(value, lo, max_ms, out)) {
+        report(
+            "--%.*s: expected a whole number of milliseconds in %u..%u, or of ms, s, m or h "
+            "(1500ms, 30s, 5m, 2h), got '%s'",
+            static_cast<int>(name.size()), name.data(), lo, max_ms, Shown(value).text);
+        return false;
+    }
+    return true;
+}
+
+// The shortest TTL that leaves a holder any validity: Validity grants TTL less its drift
+// allowance (TTL/100 + 2 ms), nothing when the TTL does not exceed it.
+constexpr std::uint32_t shortest_ttl_ms() {
+    std::uint32_t ttl = 1;
+    while (ttl <= resplock::detail::drift_ms(ttl))
+        ++ttl;
+    return ttl;
+}
+constexpr std::uint32_t min_ttl_ms = shortest_ttl_ms();
+static_assert(min_ttl_ms == 3, "--help and docs/cli.md state the shortest TTL: 3 ms");
+
+// --ttl MS: a number option, and long enough to leave some validity.
+bool set_ttl(const char* value, std::uint32_t& out) {
+    std::uint32_t ttl = 0;
+    if (!parse_duration(value, 0, max_ms, ttl))
+        return set_duration("ttl", min_ttl_ms, value, out);  // reports
+    if (ttl < min_ttl_ms) {
+        report(
+            "--ttl: expected at least %u ms, got '%s': a lock is valid for TTL - TTL/100 - 2 ms, "
+            "so a shorter TTL would leave no validity at all",
+            min_ttl_ms, Shown(value).text);
+        return false;
+    }
+    out = ttl;
+    return true;
+}
+
 // Values an option takes.
 bool apply_option(Options& o, std::string_view name, const char* value) {
     std::uint32_t* number = nullptr;
     std::uint32_t lo = 1;
     if (name == "ttl") {
-        number = &o.ttl_ms;
+        return set_ttl(value, o.ttl_ms);
     } else if (name == "wait") {
         number = &o.wait_ms;
         lo = 0;
@@ -115,7 +183,7 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
                           : o.tls_server_name) = value;
         return true;
     }
-    return set_number(name, "milliseconds", lo, max_ms, value, *number);
+    return set_duration(name, lo, value, *number);
 }
 
 bool takes_value(std::string_view name) {

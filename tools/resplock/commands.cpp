@@ -498,6 +498,7 @@ int run(int argc, char** argv) {
         if (r < 0) r = check_tls(o, eps[i], o.url_source);
         if (r >= 0) return r;
     }
+    if (r = check_distinct(eps, o.url_count, o.url_source); r >= 0) return r;
     static resplock_posix_t posix;
     resplock_port_t port;
     (void)resplock_posix_port_init(&posix, nullptr, &port);  // fails on null arguments only

@@ -123,6 +123,36 @@ void mask_url(std::string_view text, char* out, std::size_t cap) {
                         static_cast<int>(std::min<std::size_t>(a.host.size(), 270)), a.host.data());
 }
 
+void mask_bad_url(std::string_view text, char* out, std::size_t cap) {
+    if (text.find("://") != std::string_view::npos) {
+        mask_url(text, out, cap);
+        return;
+    }
+    // "redis//" (or rediss, redis-sentinel, rediss-sentinel, in any case) at the start is kept:
+    // any other name might be a password.
+    std::string_view prefix;
+    const std::size_t slashes = text.find("//");
+    if (slashes != std::string_view::npos) {
+        const std::string_view name = text.substr(0, slashes);
+        for (const std::string_view scheme :
+             {"redis", "rediss", "redis-sentinel", "rediss-sentinel"}) {
+            if (name.size() == scheme.size() && starts_with_nocase(name, scheme))
+                prefix = text.substr(0, slashes + 2);
+        }
+    }
+    std::string_view host = text.substr(prefix.size());
+    std::string_view info_mark;
+    const std::size_t at = host.rfind('@');
+    if (at != std::string_view::npos) {
+        info_mark = "***@";
+        host.remove_prefix(at + 1);
+    }
+    if (!is_clean_host(host)) host = "***";
+    (void)std::snprintf(out, cap, "%.*s%.*s%.*s", static_cast<int>(prefix.size()), prefix.data(),
+                        static_cast<int>(info_mark.size()), info_mark.data(),
+                        static_cast<int>(std::min<std::size_t>(host.size(), 270)), host.data());
+}
+
 Shown::Shown(std::string_view t) {
     const Masked masked(t);
     (void)std::snprintf(text, sizeof text, "%.40s", masked.text);

@@ -21,13 +21,27 @@ __attribute__((format(printf, 1, 2))) void report(const char* format, ...);
 // becomes "***". Text before the scheme stays only when it is an option name ("--url=", "-u").
 void mask_url(std::string_view text, char* out, std::size_t cap);
 
+// Text given as a URL that did not parse, as a message may show it. With "://": as mask_url().
+// Without (a mistyped scheme: "redis:pw@host", "redis//user:pw@host", "host:port"), a leading
+// "redis//" (rediss, redis-sentinel, rediss-sentinel: one of the schemes, in any case) is kept, and
+// when an '@' follows, everything from there (or from the start) to the last '@' becomes "***",
+// since a password may hide in it; what is left, the host part, is shown when it is plainly
+// host[:port][/db], else as "***".
+void mask_bad_url(std::string_view text, char* out, std::size_t cap);
+
 // User text as a message may show it (see mask_url).
 struct Masked {
     char text[400]{};
     explicit Masked(std::string_view t) { mask_url(t, text, sizeof text); }
 };
 
-// The same, cut to 40 characters: for text echoed back from a usage error.
+// A URL that did not parse as a message may show it (see mask_bad_url).
+struct MaskedUrl {
+    char text[400]{};
+    explicit MaskedUrl(std::string_view t) { mask_bad_url(t, text, sizeof text); }
+};
+
+// User text as Masked shows it, cut to 40 characters: for text echoed back from a usage error.
 struct Shown {
     char text[64]{};
     explicit Shown(std::string_view t);

@@ -44,10 +44,15 @@ int print_status(const resplock::LockInfo& info, const char* label) {
         (void)std::fflush(stdout);
         return exit_not_owner;
     }
+    // A key without a TTL (PTTL -1, e.g. set by hand) never ends by itself.
+    char remaining[24] = "forever";
+    if (info.ttl_ms >= 0)
+        (void)std::snprintf(remaining, sizeof remaining, "%lld",
+                            static_cast<long long>(info.ttl_ms));
     if (label[0] != '\0') {
-        std::printf("held %lld %s\n", static_cast<long long>(info.ttl_ms), label);
+        std::printf("held %s %s\n", remaining, label);
     } else {
-        std::printf("held %lld\n", static_cast<long long>(info.ttl_ms));
+        std::printf("held %s\n", remaining);
     }
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }

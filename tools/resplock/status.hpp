@@ -1,5 +1,6 @@
 // `resplock status KEY`: who holds KEY, for how long, and the owner label of the holder's token
-// when it carries one ("free", "held <ms>" or "held <ms> <label>"), over one server or a quorum;
+// when it carries one ("free", "held <ms>" or "held <ms> <label>"; "held forever" for a key
+// without a TTL), over one server or a quorum;
 // with --limit, how many leases of the semaphore live and each one's time left and label.
 #ifndef RESPLOCK_TOOL_STATUS_HPP
 #define RESPLOCK_TOOL_STATUS_HPP

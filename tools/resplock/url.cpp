@@ -313,10 +313,9 @@ int endpoint_from(std::string_view url, const char* source, const char* password
     text[url.size()] = '\0';
     const char* why = "";
     if (parse_url(text, ep, &why) != UrlResult::ok) {
-        // Without "://" it is no URL at all, maybe a mistyped one that holds a password
-        // ("redis:secret@host"): not shown. With it, masked.
-        const bool url_like = std::strstr(text, "://") != nullptr;
-        report("invalid URL in %s '%s': %s", source, url_like ? Masked(text).text : "***", why);
+        // Shown so that the mistake can be seen, but masked: a mistyped URL may still hold a
+        // password ("redis:secret@host").
+        report("invalid URL in %s '%s': %s", source, MaskedUrl(text).text, why);
         return exit_usage;
     }
     if (password_file != nullptr && !read_password_file(password_file, ep)) return exit_usage;
@@ -328,6 +327,46 @@ int endpoint_from(std::string_view url, const char* source, const char* password
             "--password-file)",
             source);
         return exit_usage;
+    }
+    return -1;
+}
+
+namespace {
+
+char lower(char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+}
+
+bool same_text_nocase(const char* a, const char* b) {
+    for (; *a != '\0' && lower(*a) == lower(*b); ++a, ++b) {
+    }
+    return *a == '\0' && *b == '\0';
+}
+
+bool same_server(const Endpoint& a, const Endpoint& b) {
+    return a.sentinel == b.sentinel && a.port == b.port && a.db == b.db &&
+           same_text_nocase(a.host, b.host) &&
+           (!a.sentinel || std::strcmp(a.master_name, b.master_name) == 0);
+}
+
+}  // namespace
+
+int check_distinct(const Endpoint* eps, int count, const char* source) {
+    for (int j = 1; j < count; ++j) {
+        for (int i = 0; i < j; ++i) {
+            if (!same_server(eps[i], eps[j])) continue;
+            const Endpoint& e = eps[j];
+            char where[max_host_len + 40];
+            (void)std::snprintf(where, sizeof where, e.ipv6 ? "[%s]:%u/%u" : "%s:%u/%u", e.host,
+                                static_cast<unsigned>(e.port), static_cast<unsigned>(e.db));
+            report(
+                "the same server twice in %s: %s%s%s%s (URLs %d and %d); a quorum needs "
+                "distinct servers",
+                source, e.sentinel ? "Sentinel master " : "",
+                e.sentinel ? Masked(e.master_name).text : "", e.sentinel ? " via " : "", where,
+                i + 1, j + 1);
+            return exit_usage;
+        }
     }
     return -1;
 }

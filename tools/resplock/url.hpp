@@ -81,6 +81,12 @@ bool read_password_file(const char* path, Endpoint& ep);
 int endpoint_from(std::string_view url, const char* source, const char* password_file,
                   Endpoint& ep);
 
+// The servers of a quorum, eps[0..count), parsed from `source`: refuses (reports, returns
+// exit_usage) two that name one server, i.e. the same host (as written, ignoring case: no name
+// is resolved, so localhost and 127.0.0.1 count as two), port and database; for Sentinel URLs,
+// the same first sentinel, master name and database. Returns -1 when they are distinct.
+int check_distinct(const Endpoint* eps, int count, const char* source);
+
 }  // namespace resplock_cli
 
 #endif  // RESPLOCK_TOOL_URL_HPP

@@ -55,7 +55,7 @@ class Timer {
 inline void report(const char* name, const char* bound, unsigned long long cases,
                    const Timer& timer) {
     std::printf("  proof %s: %s; %llu cases; %.2f s%s\n", name, bound, cases, timer.seconds(),
-                asan ? " (reads past len fault: AddressSanitizer)" : "");
+                asan ? " (under AddressSanitizer)" : "");
     std::fflush(stdout);
 }
 

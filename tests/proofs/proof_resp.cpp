@@ -3,8 +3,9 @@
 //   every_input_up_to_the_bound_in_every_split: every byte string of 0..6 bytes over the 13
 //     bytes that steer the parser, fed in every split into consecutive prefixes (2^(n-1) ways
 //     for n bytes), for three parsers: the connection's capacity, capacity 1, and capacity 1 in
-//     prefix mode (compact() is not called). Every call's verdict must be the reference's for the bytes it
-//     was given; at ok, the bytes consumed and every value (type, view, size, integer) too.
+//     prefix mode (compact() is not called). Every call's verdict must be the reference's for the
+//     bytes it was given; at ok, the bytes consumed and every value (type, view, size, integer)
+//     too.
 //   every_limit_at_and_around_its_bound: every declared length and count at and around each
 //     limit of config.h, huge numbers, signs, leading zeros and int64 overflow, in four nesting
 //     contexts and six parser set-ups, each fed whole, one byte at a time and cut once at every

@@ -29,9 +29,13 @@ inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
 
 // The TTL, minus the time since the request that set it was sent, minus a clock-drift allowance
 // of ttl/100 + 2 ms.
-// Kept as a start time and a span, and read as span - (now - start) in unsigned arithmetic, so a
-// lapsed validity never comes back when the 32-bit clock wraps; once read as run out it stays
-// run out, however far the clock goes on.
+// Kept as a start time and a span, and read as span - (now - start) in unsigned arithmetic, so
+// the 32-bit clock's wrap does not disturb it; once read as run out it stays run out, however far
+// the clock goes on. The limit: a validity not read at all for 2^32 ms (about 49.7 days, e.g. a
+// device suspended that long, the port's clock counting through suspend) cannot tell that time
+// from none, and reads as its span minus the time past the last multiple of 2^32 ms
+// (tests/proofs/proof_time.cpp). A holder that may sleep that long reads remaining_ms() before it
+// sleeps, or drops the lock first.
 class Validity {
   public:
     // Granted (or renewed) by a request sent at port time from_ms with this TTL.

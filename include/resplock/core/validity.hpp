@@ -34,8 +34,8 @@ inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {
 // the clock goes on. The limit: a validity not read at all for 2^32 ms (about 49.7 days, e.g. a
 // device suspended that long, the port's clock counting through suspend) cannot tell that time
 // from none, and reads as its span minus the time past the last multiple of 2^32 ms
-// (tests/proofs/proof_time.cpp). A holder that may sleep that long reads remaining_ms() before it
-// sleeps, or drops the lock first.
+// (tests/proofs/proof_time.cpp). A holder that may be suspended that long gives its lock back
+// first.
 class Validity {
   public:
     // Granted (or renewed) by a request sent at port time from_ms with this TTL.

@@ -105,7 +105,11 @@ else
     cmake -S . -B build/arm-linux -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
         -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
     cmake --build build/arm-linux -j "$jobs"
-    # The soak test runs once, on the host.
-    ctest --test-dir build/arm-linux --output-on-failure -j "$jobs" -LE soak "$@"
+    # The soak test runs once, on the host. The bounded proofs whose code depends on the word
+    # size (the parser's, the encoder's, the companion names') run here too (a 32-bit size_t);
+    # the parser's with limits at 1 and the time arithmetic's (a 32-bit clock on every target)
+    # ran on the host and under the sanitizers, and would take 3 more minutes under qemu-arm.
+    ctest --test-dir build/arm-linux --output-on-failure -j "$jobs" -LE soak \
+        -E '^proof\.(resp_parser_limits_1|time)$' "$@"
     stage_done "32-bit ARM Linux"
 fi

@@ -86,9 +86,9 @@ bool parse_duration(std::string_view text, std::uint32_t lo, std::uint32_t hi, s
     } else if (unit == "s") {
         scale = 1000;
     } else if (unit == "m") {
-        scale = 60U * 1000U;
+        scale = 60000;
     } else if (unit == "h") {
-        scale = 60U * 60U * 1000U;
+        scale = 3600000;
     } else {
         return false;
     }

@@ -112,18 +112,19 @@ struct Semaphore::Wait {
     std::uint32_t sent_at = 0;       // send time of the last attempt answered busy
     std::int64_t holder_ttl = -1;    // that answer: ms until the earliest lease ends (-1: unknown)
     Status last = Status::busy;      // the last attempt's status
-    Status checked = Status::ok;     // the write check of a grant (set_replicas(), a router)
-    bool given_back = false;         // that check failed: settle() gave the lease back
-    bool joined = false;             // an attempt with op 'a' was answered: there is an entry
-    bool refused = false;            // the server refused BLPOP: sleep from then on
+    // The write check of the last attempt's grant (set_replicas(), a router); not ok: settle()
+    // gave the lease back.
+    Status checked = Status::ok;
+    bool joined = false;   // an attempt with op 'a' was answered: there is an entry
+    bool refused = false;  // the server refused BLPOP: sleep from then on
 };
 
 Status Semaphore::attempt(char op, Wait& w) noexcept {
     const resplock_port_t& port = conn_.port();
     // After a grant given back (not_replicated is retried: a failover may have brought a new
     // master), the next attempt asks with the same token.
-    if (w.given_back && token().empty()) hold_.keep(w.fresh);
-    w.given_back = false;
+    if (w.checked != Status::ok && token().empty()) hold_.keep(w.fresh);
+    w.checked = Status::ok;
     char ttl_text[10];
     char limit_text[10];
     char entry_text[10];
@@ -250,11 +251,11 @@ Status Semaphore::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
                                                &Semaphore::pause};
     const Status s = detail::retry(conn_, key(), wait_ms, queue ? queued : plain, &w);
     // A grant whose write check failed was given back, keeping the token only if that failed.
-    if (s == Status::ok || w.given_back) return w.checked;
+    if (s == Status::ok || w.checked != Status::ok) return w.checked;
     if (detail::retryable(s) && w.joined) {
         // The wait ran out: leave the queue (taking a lease handed over meanwhile).
         const Status left = attempt('l', w);
-        if (left == Status::ok || w.given_back) return left;
+        if (left == Status::ok || w.checked != Status::ok) return left;
         if (left == Status::busy || !detail::may_have_run(conn_, left, true)) hold_.drop();
         return left;
     }
@@ -372,7 +373,6 @@ Status Semaphore::confirmed(const Names& names, std::uint32_t sent_at, std::uint
 
 Status Semaphore::granted(Wait& w, std::uint32_t sent_at) noexcept {
     w.checked = confirmed(w.names, sent_at, 0, conn_.config().timeout_ms);
-    w.given_back = w.checked != Status::ok;
     return w.checked;
 }
 

@@ -651,6 +651,7 @@ TEST(sixteen_contenders_with_random_kills) {
     long long next_kill = start_us + uniform(300000, 1500000);
     long long all_fair_us = -1;  // from then on every contender is a fair one
     bool fair_phase = false;
+    int turn = 0;  // which kind of contender the next kill takes
     while (soak::boot_us() < end_us) {
         sleep_us(10000);
         poll();
@@ -659,6 +660,7 @@ TEST(sixteen_contenders_with_random_kills) {
         if (!fair_phase && now >= half_us) {
             // Half time: the plain contenders release and exit, each replaced by a fair one.
             fair_phase = true;
+            turn = 0;
             for (Slot& s : slots) {
                 kill(s.proc->pid(), SIGTERM);
                 s.stopping = true;
@@ -674,8 +676,10 @@ TEST(sixteen_contenders_with_random_kills) {
                 all_fair_us = soak::boot_us();
         }
         if (now < next_kill) continue;
-        next_kill = now + uniform(300000, 1500000);
-        // Mostly one that holds a lease, or one that waits for a place; sometimes anyone.
+        // The kinds of victim take turns, each phase from the start, so that every kind is
+        // killed in every phase whatever the seed: one that holds a lease, one that waits for
+        // a place, again, then anyone. A turn whose kind has nobody right now waits up to
+        // 500 ms for one before it takes anyone.
         std::vector<std::size_t> holding, waiting, anyone;
         for (std::size_t i = 0; i < slots.size(); ++i) {
             if (slots[i].stopping) continue;
@@ -690,14 +694,18 @@ TEST(sixteen_contenders_with_random_kills) {
                 waiting.push_back(i);
             }
         }
-        const long long roll = uniform(0, 99);
-        const std::vector<std::size_t>& pool = roll < 45 && !holding.empty()   ? holding
-                                               : roll < 85 && !waiting.empty() ? waiting
-                                                                               : anyone;
-        if (pool.empty()) continue;
-        kill_slot(slots[pool[static_cast<std::size_t>(
-                      uniform(0, static_cast<long long>(pool.size()) - 1))]],
+        const int kind = turn % 5 == 4 ? 2 : turn % 2;
+        const std::vector<std::size_t>* pool = kind == 0   ? &holding
+                                               : kind == 1 ? &waiting
+                                                           : &anyone;
+        if (pool->empty() && now - next_kill < 500000) continue;
+        if (pool->empty()) pool = &anyone;
+        if (pool->empty()) continue;
+        kill_slot(slots[(*pool)[static_cast<std::size_t>(
+                      uniform(0, static_cast<long long>(pool->size()) - 1))]],
                   fair_phase);
+        ++turn;
+        next_kill = soak::boot_us() + uniform(300000, 1500000);
     }
     const long long run_end_us = soak::boot_us();
 

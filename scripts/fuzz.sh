@@ -3,13 +3,14 @@
 # options, and connection over the mock port; the quorum lock over several mock ports; the counting
 # semaphore, plain and fair; the Cluster router's redirections; the Sentinel router's replies) with
 # clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60;
-# fuzz_cluster and fuzz_sentinel at most 30: small surfaces), one after the other, on a scratch
-# copy of the committed seed corpus.
+# fuzz_cluster and fuzz_sentinel at most 30: small surfaces), FUZZ_PARALLEL at a time (default:
+# one per core), each on a scratch copy of the committed seed corpus.
 #
 #   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
 #   scripts/fuzz.sh 3600                    a long run: an hour per target
 #   FUZZ_TARGETS=fuzz_lock scripts/fuzz.sh 600    one target only
 #   FUZZ_BUILD=/tmp/fuzz scripts/fuzz.sh    another build folder (default build/fuzz)
+#   FUZZ_PARALLEL=1 scripts/fuzz.sh         one target at a time
 #
 # A crash, hang (over 5 s on one input), leak or broken invariant makes the script exit 1 and
 # print where the input was saved (build/fuzz/artifacts/<target>/). Reproduce it with
@@ -61,39 +62,63 @@ cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
 # shellcheck disable=SC2086
 cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target $targets
 
-failed=0
-summary=()
-for t in $targets; do
+# Runs one target; its summary line goes to $build/$t.result.
+fuzz_one() {
+    local t=$1 run_seconds=$seconds
     # fuzz_cluster and fuzz_sentinel cover one small unit each: 30 s at most is plenty.
-    run_seconds=$seconds
     case "$t" in fuzz_cluster | fuzz_sentinel) [ "$seconds" -gt 30 ] && run_seconds=30 ;; esac
-    seeds=tests/fuzz/corpus/${t#fuzz_}
-    corpus=$build/corpus/$t
-    artifacts=$build/artifacts/$t
-    log=$build/$t.log
+    local seeds=tests/fuzz/corpus/${t#fuzz_}
+    local corpus=$build/corpus/$t
+    local artifacts=$build/artifacts/$t
+    local log=$build/$t.log
     rm -rf "$corpus" "$artifacts"
     mkdir -p "$corpus" "$artifacts"
     cp "$seeds"/* "$corpus"/
     echo "=== $t: ${run_seconds} s on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
-    status=0
-    # One process per target (no -jobs): stays within two cores next to other work. The outer
-    # timeout only guards against libFuzzer itself wedging.
+    local status=0
+    # One process per target (no -jobs); the outer timeout only guards against libFuzzer
+    # itself wedging.
     timeout $((run_seconds + 300)) "$build/tests/fuzz/$t" -max_total_time="$run_seconds" -timeout=5 \
         -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/resp.dict \
         -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1 || status=$?
+    local last execs rate found
     last=$(grep -E '^#[0-9]+' "$log" | tail -n 1 || true)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log")
     found=$(find "$corpus" -type f | wc -l)
     if [ "$status" -ne 0 ]; then
-        failed=1
-        tail -n 40 "$log"
-        echo "FAILED: $t exited with $status; input(s) saved:"
-        find "$artifacts" -type f -printf '  %p\n'
-        summary+=("$t: FAILED (exit $status)")
-    else
-        summary+=("$t: ${execs:-?} runs, ${rate:-?} exec/s, corpus $found files; $last")
+        {
+            tail -n 40 "$log"
+            echo "FAILED: $t exited with $status; input(s) saved:"
+            find "$artifacts" -type f -printf '  %p\n'
+        } >&2
+        echo "$t: FAILED (exit $status)" >"$build/$t.result"
+        return 1
     fi
+    echo "$t: ${execs:-?} runs, ${rate:-?} exec/s, corpus $found files; $last" >"$build/$t.result"
+}
+
+# FUZZ_PARALLEL targets at a time (default: one per core), each a single process.
+parallel=${FUZZ_PARALLEL:-$(nproc 2>/dev/null || echo 2)}
+failed=0
+running=0
+for t in $targets; do
+    rm -f "$build/$t.result"
+    fuzz_one "$t" &
+    running=$((running + 1))
+    if [ "$running" -ge "$parallel" ]; then
+        wait -n || failed=1
+        running=$((running - 1))
+    fi
+done
+while [ "$running" -gt 0 ]; do
+    wait -n || failed=1
+    running=$((running - 1))
+done
+summary=()
+for t in $targets; do
+    summary+=("$(cat "$build/$t.result" 2>/dev/null || echo "$t: FAILED (no result)")")
+    grep -q FAILED "$build/$t.result" 2>/dev/null && failed=1
 done
 echo "=== fuzz summary (${seconds} s per target, fuzz_sentinel at most 30)"
 printf '%s\n' "${summary[@]}"

@@ -10,6 +10,12 @@ between them are allowed):
   <!-- compile c++ -->  a ```cpp block, <!-- compile c --> a ```c block: the #include lines go to
                         the top, the rest into main() after a short prelude (below), and the
                         program is compiled with warnings as errors and linked with --link.
+  <!-- program c++ -->  a ```cpp block, <!-- program c --> a ```c block: a whole program,
+                        compiled as written (warnings as errors, linked with --link), then run:
+                        it must exit 0.
+  <!-- cmake project --> a ```cmake block: a whole CMakeLists.txt, written into a scratch folder
+                        with a copy of the repository in third_party/resplock and a main.cpp
+                        that sets up the POSIX port, then configured and built with cmake.
 
 Blocks run with the environment of this process (the test runs it under with_redis: REDIS_URL and
 REDIS_PORT name a throwaway server) and with --path-dir first on PATH (the build's `resplock`).
@@ -29,10 +35,12 @@ import shutil
 import subprocess
 import sys
 
-MARKER = re.compile(r"^\s*<!--\s*(run|compile c\+\+|compile c)\s*-->\s*$")
-ANY_MARKER = re.compile(r"^\s*<!--\s*(run|compile)\b")
+MARKER = re.compile(
+    r"^\s*<!--\s*(run|compile c\+\+|compile c|program c\+\+|program c|cmake project)\s*-->\s*$")
+ANY_MARKER = re.compile(r"^\s*<!--\s*(run|compile|program|cmake)\b")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([A-Za-z0-9+_-]*)\s*$")
-LANGUAGES = {"run": {"sh", "bash", "shell"}, "compile c++": {"cpp", "c++"}, "compile c": {"c"}}
+LANGUAGES = {"run": {"sh", "bash", "shell"}, "compile c++": {"cpp", "c++"}, "compile c": {"c"},
+             "program c++": {"cpp", "c++"}, "program c": {"c"}, "cmake project": {"cmake"}}
 RECURSIVE = re.compile(r"scripts/test\.sh|(^|[\s;&|(])ctest\b")
 
 # Names the README's snippets use without defining them, as a program around them would.
@@ -126,20 +134,23 @@ def run_block(copy, where, text, work, env):
     return rc == 0
 
 
-def compile_block(kind, where, text, work, args):
+def compile_block(kind, where, text, work, args, env):
     if not args.cxx or not args.cc or not args.include:
         fail(where, "--cxx, --cc and --include are needed to compile a block")
         return
-    # The #include lines move to the top (blank lines keep their place); #line makes the
-    # compiler's messages name the Markdown file and its own line numbers.
-    lines = text.split("\n")
-    includes = [line for line in lines if line.lstrip().startswith("#include")]
-    rest = ["" if line.lstrip().startswith("#include") else line for line in lines]
     rel, line = where.rsplit(":", 1)
-    program = ("\n".join(includes) + "\n" + PRELUDE[kind] + "int main(void) {\n" +
-               MAIN_START[kind] + '#line %s "%s"\n' % (line, rel) + "\n".join(rest) +
-               "\nreturn 0;\n}\n")
-    if kind == "compile c++":
+    if kind.startswith("program"):
+        # #line makes the compiler's messages name the Markdown file and its own line numbers.
+        program = '#line %s "%s"\n' % (line, rel) + text
+    else:
+        # The #include lines move to the top (blank lines keep their place).
+        lines = text.split("\n")
+        includes = [line for line in lines if line.lstrip().startswith("#include")]
+        rest = ["" if line.lstrip().startswith("#include") else line for line in lines]
+        program = ("\n".join(includes) + "\n" + PRELUDE[kind] + "int main(void) {\n" +
+                   MAIN_START[kind] + '#line %s "%s"\n' % (line, rel) + "\n".join(rest) +
+                   "\nreturn 0;\n}\n")
+    if kind.endswith("c++"):
         source = os.path.join(work, "snippet.cpp")
         command = [args.cxx, "-std=c++17"] + shlex.split(args.cxxflags)
     else:
@@ -150,11 +161,51 @@ def compile_block(kind, where, text, work, args):
     command += ["-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I", args.include, source,
                 "-o", os.path.join(work, "snippet")]
     command += shlex.split(args.ldflags) + args.link + ["-pthread"]
-    if kind == "compile c":
+    if not kind.endswith("c++"):
         command += ["-lstdc++"]  # the library is C++; a C program links its runtime
     print("=== %s: %s" % (where, " ".join(command)), flush=True)
     if subprocess.run(command).returncode != 0:
         fail(where, "the block does not compile and link")
+        return
+    if kind.startswith("program"):
+        rc = subprocess.run([os.path.join(work, "snippet")], cwd=work, env=env,
+                            stdin=subprocess.DEVNULL).returncode
+        if rc != 0:
+            fail(where, "the program exited with status %d" % rc)
+
+
+# The program a `cmake project` block builds (as main.cpp): it only needs resplock::posix to link.
+CMAKE_MAIN = """#include "resplock/core/lock.hpp"
+#include "resplock/ports/posix.h"
+
+int main() {
+    resplock_posix_t net;
+    resplock_port_t port;
+    return resplock_posix_port_init(&net, nullptr, &port) == RESPLOCK_STATUS_ok ? 0 : 1;
+}
+"""
+
+
+def cmake_block(where, text, source, work, args, env):
+    project = os.path.join(work, "cmake-project")
+    if os.path.exists(project):
+        shutil.rmtree(project)
+    copy_repository(source, os.path.join(project, "third_party", "resplock"), work)
+    with open(os.path.join(project, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+        f.write(text)
+    with open(os.path.join(project, "main.cpp"), "w", encoding="utf-8") as f:
+        f.write(CMAKE_MAIN)
+    build = os.path.join(project, "build")
+    configure = ["cmake", "-S", project, "-B", build, "-DCMAKE_BUILD_TYPE=Debug"]
+    if args.cxx and args.cc:
+        configure += ["-DCMAKE_CXX_COMPILER=" + args.cxx, "-DCMAKE_C_COMPILER=" + args.cc]
+    configure += ["-DCMAKE_CXX_FLAGS=" + args.cxxflags, "-DCMAKE_C_FLAGS=" + args.cflags,
+                  "-DCMAKE_EXE_LINKER_FLAGS=" + args.ldflags]
+    print("=== %s: a project with this CMakeLists.txt\n%s---" % (where, text), flush=True)
+    for command in (configure, ["cmake", "--build", build, "-j", str(os.cpu_count() or 2)]):
+        if subprocess.run(command, env=env, stdin=subprocess.DEVNULL).returncode != 0:
+            fail(where, "the project does not configure and build: %s" % " ".join(command))
+            return
 
 
 def main():
@@ -184,8 +235,12 @@ def main():
     ran = 0
     for rel, line, kind, text in blocks:
         where = "%s:%d" % (rel, line)
+        if kind == "cmake project":
+            cmake_block(where, text, source, work, args, env)
+            ran += 1
+            continue
         if kind != "run":
-            compile_block(kind, where, text, work, args)
+            compile_block(kind, where, text, work, args, env)
             ran += 1
             continue
         if RECURSIVE.search(text):

@@ -575,7 +575,7 @@ TEST(commands_and_their_operands) {
 }
 
 TEST(missing_command_or_operand) {
-    refused(Parsed({}), "missing command: acquire, release, extend, status or run");
+    refused(Parsed({}), "missing command: acquire, release, extend, status, run or list");
     refused(Parsed({"--ttl", "5"}), "missing command");
     refused(Parsed({"--"}), "missing command");
     refused(Parsed({"acquire"}), "acquire: missing KEY");

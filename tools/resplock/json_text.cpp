@@ -41,28 +41,27 @@ std::size_t escaped(std::FILE* out, std::string_view s) {
     std::size_t written = 0;
     for (std::size_t i = 0; i < s.size();) {
         const auto b = static_cast<unsigned char>(s[i]);
+        // A valid UTF-8 sequence of 2..4 bytes goes out as it is; 0 for ASCII or an invalid byte.
+        const std::size_t n = b < 0x80 ? 0 : utf8_length(s, i);
+        if (n != 0) {
+            (void)std::fwrite(s.data() + i, 1, n, out);
+            i += n;
+            written += n;
+            continue;
+        }
         if (b == '"' || b == '\\') {
             (void)std::fputc('\\', out);
             (void)std::fputc(b, out);
             written += 2;
-            ++i;
-        } else if (b < 0x20 || b == 0x7f) {
+        } else if (b < 0x20 || b >= 0x7f) {
+            // A control character, DEL, or a byte of no valid UTF-8 sequence.
             (void)std::fprintf(out, "\\u%04x", b);
             written += 6;
-            ++i;
-        } else if (b < 0x80) {
+        } else {
             (void)std::fputc(b, out);
             ++written;
-            ++i;
-        } else if (const std::size_t n = utf8_length(s, i); n != 0) {
-            (void)std::fwrite(s.data() + i, 1, n, out);
-            i += n;
-            written += n;
-        } else {
-            (void)std::fprintf(out, "\\u%04x", b);
-            written += 6;
-            ++i;
         }
+        ++i;
     }
     return written;
 }

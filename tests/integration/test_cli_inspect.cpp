@@ -7,6 +7,7 @@
 // comes back byte for byte; no token is ever printed; and the usage errors.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -445,4 +446,41 @@ TEST(usage_and_unreachable) {
     const Result down = support::run({RESPLOCK_CLI, "-u", "redis://127.0.0.1:1", "list"});
     CHECK_EQ(down.code, 69);
     CHECK(down.out.empty());
+}
+
+// Whatever the server holds, list reads bounded amounts: a 4 MB value and a 100 KB key name are
+// not locks and are not listed (measured and filtered on the server), a fair queue of 20000
+// entries is counted, not read, and a semaphore of 3000 live leases is read page by page.
+TEST(huge_values_queues_and_semaphores_are_read_in_bounded_steps) {
+    REQUIRE(server().running());
+    server().cli({"FLUSHALL"});
+    // Taken first: a fair attempt drops queued tokens that have no entry in {held}:w.
+    REQUIRE(cli({"--fair", "acquire", "held"}).code == 0);
+    server().cli({"EVAL",
+                  "redis.call('set','big',string.rep('a',4*1024*1024)) "
+                  "redis.call('set',string.rep('k',100*1024),'x:00ff') "
+                  "for i=1,20000 do redis.call('rpush','{held}:q','t'..i) end "
+                  "local t=redis.call('time') local n=t[1]*1000+math.floor(t[2]/1000) "
+                  "for i=1,3000 do redis.call('zadd','many',n+600000+i,'h'..i..':00ff') end "
+                  "redis.call('pexpire','many',700000) return 1",
+                  "0"});
+    const Result r = cli({"list"});
+    CHECK_EQ(r.code, 0);
+    CHECK(r.err.empty());
+    bool header = false;
+    auto rows = rows_of(r.out, header);
+    CHECK_EQ(rows.size(), std::size_t{2});
+    CHECK_EQ(rows["held"][1], std::string("fair"));
+    CHECK_EQ(rows["held"][4], std::string("20000"));
+    CHECK_EQ(rows["many"][1], std::string("semaphore"));
+    CHECK_EQ(rows["many"][5], std::string("h1,h2,h3,h4,+2996"));
+    const Result j = cli({"status", "--json", "many"});
+    CHECK_EQ(j.code, 0);
+    bool ok = false;
+    auto objects = parsed(j.out, ok);
+    CHECK(ok);
+    CHECK_EQ(objects[hex("many")]["count"], std::string("int:3000"));
+    const std::string holders = objects[hex("many")]["holders"];
+    CHECK_EQ(std::count(holders.begin(), holders.end(), ';'), 2999);
+    if (rows.size() != 2) show("list", r);
 }

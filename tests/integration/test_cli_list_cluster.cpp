@@ -1,7 +1,8 @@
 // `resplock list` against a real Redis Cluster on 127.0.0.1 (three masters with a replica each):
 // locks on keys whose slots three different masters serve are all listed, each once (the
 // replicas, which hold copies of them, are not scanned), whichever node the URL names, a replica
-// included; a semaphore's companion keys are not listed; --json lines say the same.
+// included; a semaphore's companion keys are not listed; --json lines say the same; status
+// --json reads a key through a node that does not serve it.
 #include <string>
 #include <vector>
 
@@ -87,6 +88,11 @@ TEST(list_scans_every_master_once_from_any_node) {
                 std::printf("      node %zu: %s%s", node, r.out.c_str(), r.err.c_str());
         }
     }
+    // status --json through a node that does not serve the key: the read follows MOVED.
+    const Result st = cli(0, {"status", "--json", keys[2]});
+    CHECK_EQ(st.code, 0);
+    CHECK(st.out.find("\"kind\":\"lock\",\"state\":\"held\"") != std::string::npos);
+    CHECK(st.out.find("\"owner\":\"lister\"") != std::string::npos);
     // --max counts the locks of every master together.
     const Result capped = cli(1, {"list", "--max", "3", "inspect-*"});
     CHECK_EQ(capped.code, 0);

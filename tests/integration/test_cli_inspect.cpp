@@ -187,6 +187,8 @@ struct Kinds {
         take({"--owner", "s1", "--limit", "2", "acquire", "sem"});
         take({"--owner", "s2", "--limit", "2", "--fence", "acquire", "sem"});
         take({"--fair", "acquire", "fairk"});
+        // Its marker {oncek}:once holds the token too: a companion, not a lock.
+        take({"--owner", "o", "--once-per", "1h", "acquire", "oncek"});
         ok = ok && waiter.start({RESPLOCK_CLI, "-u", server().url(), "--fair", "--wait", "60s",
                                  "acquire", "fairk"});
         ok = ok && sem_waiter.start({RESPLOCK_CLI, "-u", server().url(), "--fair", "--limit", "2",
@@ -242,8 +244,8 @@ TEST(list_shows_every_kind_and_no_companion_or_token) {
     bool header = false;
     auto rows = rows_of(r.out, header);
     CHECK(header);
-    CHECK_EQ(rows.size(), std::size_t{6});
-    CHECK_EQ(lines_of(r.out).size(), std::size_t{7});  // each lock once, after the header
+    CHECK_EQ(rows.size(), std::size_t{7});
+    CHECK_EQ(lines_of(r.out).size(), std::size_t{8});  // each lock once, after the header
     // KEY KIND REMAINING FENCE WAITERS HOLDERS
     CHECK(rows["plain"] ==
           (std::vector<std::string>{"plain", "lock", rows["plain"][2], "-", "0", "alice"}));
@@ -261,13 +263,14 @@ TEST(list_shows_every_kind_and_no_companion_or_token) {
     CHECK_EQ(rows["reent"][5], std::string("worker-7"));
     CHECK_EQ(rows["forever"][2], std::string("forever"));
     CHECK_EQ(rows["forever"][5], std::string("hand"));
+    CHECK_EQ(rows["oncek"][5], std::string("o"));
     for (const char* absent : {"junk", "somelist", "somehash", "{fenced}:fence", "{sem}:fence",
-                               "{fairk}:q", "{fairk}:w", "{sem}:q", "{sem}:w"}) {
+                               "{fairk}:q", "{fairk}:w", "{sem}:q", "{sem}:w", "{oncek}:once"}) {
         CHECK(rows.count(absent) == 0);
         CHECK(!contains(r.out, absent));
     }
     CHECK(!kinds.secret_in(r.out + r.err));
-    if (rows.size() != 6) show("list", r);
+    if (rows.size() != 7) show("list", r);
 }
 
 TEST(list_json_parses_with_the_documented_fields) {
@@ -280,8 +283,8 @@ TEST(list_json_parses_with_the_documented_fields) {
     bool ok = false;
     auto objects = parsed(r.out, ok);
     CHECK(ok);
-    CHECK_EQ(objects.size(), std::size_t{6});
-    CHECK_EQ(lines_of(r.out).size(), std::size_t{6});
+    CHECK_EQ(objects.size(), std::size_t{7});
+    CHECK_EQ(lines_of(r.out).size(), std::size_t{7});
     for (auto& [key, o] : objects)
         CHECK_EQ(o["fields"], std::string(fields));
     Object& plain = objects[hex("plain")];

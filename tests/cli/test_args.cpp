@@ -969,6 +969,7 @@ TEST(list_and_inspection_misuse_is_refused) {
     refused(Parsed({"list", "--verbose"}), "--verbose applies to status only");
     refused(Parsed({"acquire", "k", "--json"}), "--json applies to status and list only");
     refused(Parsed({"status", "k", "--max", "5"}), "--max applies to list only");
+    refused(Parsed({"status", "k", "--max", "1000"}), "--max applies to list only");
     refused(Parsed({"status", "k", "--json", "--verbose"}), "--json and --verbose do not go");
     refused(Parsed({"list", "--max", "0"}), "--max: expected a whole number of locks");
     refused(Parsed({"list", "--limit", "2"}), "list takes none of --limit");

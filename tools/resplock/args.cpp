@@ -167,6 +167,7 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
         }
         return set_number(name, "holders", 1, resplock::Semaphore::max_limit, value, o.limit);
     } else if (name == "max") {
+        o.max_given = true;
         return set_number(name, "locks", 1, max_ms, value, o.max);
     } else if (name == "password-file") {
         if (*value == '\0') {
@@ -420,7 +421,7 @@ int check_inspection(const Options& o) {
         report("--verbose applies to status only");
     } else if (o.json && o.verbose) {
         report("--json and --verbose do not go together: give one");
-    } else if (o.max != 1000 && o.command != Command::list) {
+    } else if (o.max_given && o.command != Command::list) {
         report("--max applies to list only");
     } else if (o.command == Command::list && o.url_count > 1) {
         report(

@@ -54,6 +54,7 @@ struct Options {
     bool json = false;          // --json: status and list print JSON objects, one a line
     bool verbose = false;       // --verbose: status prints every field, one a line
     std::uint32_t max = 1000;   // --max N: list shows at most N locks
+    bool max_given = false;
 };
 
 // Reads argv[1..argc) into o (which keeps pointers into argv). Returns -1 to go on, else the exit

@@ -84,6 +84,9 @@ set(RESPLOCK_CLI_SOURCES
     tools/resplock/exit_codes.cpp
     tools/resplock/failure.cpp
     tools/resplock/guardian.cpp
+    tools/resplock/inspect.cpp
+    tools/resplock/json_text.cpp
+    tools/resplock/list.cpp
     tools/resplock/messages.cpp
     tools/resplock/process_group.cpp
     tools/resplock/routing.cpp
@@ -93,6 +96,7 @@ set(RESPLOCK_CLI_SOURCES
     tools/resplock/tls.cpp
     tools/resplock/url.cpp
     tools/resplock/usage.cpp
+    tools/resplock/view_output.cpp
 )
 
 # Warnings every library source is held to; our own builds (RESPLOCK_WERROR, scripts/test.sh)

@@ -478,6 +478,10 @@ TEST(help_text_names_every_option_and_exit_code) {
                              "extend KEY TOKEN",
                              "status KEY",
                              "run KEY -- COMMAND",
+                             "list [PATTERN]",
+                             "--json",
+                             "--verbose",
+                             "--max N",
                              "    0  ",
                              "    1  ",
                              "   64  ",
@@ -575,7 +579,7 @@ TEST(commands_and_their_operands) {
 }
 
 TEST(missing_command_or_operand) {
-    refused(Parsed({}), "missing command: acquire, release, extend, status or run");
+    refused(Parsed({}), "missing command: acquire, release, extend, status, run or list");
     refused(Parsed({"--ttl", "5"}), "missing command");
     refused(Parsed({"--"}), "missing command");
     refused(Parsed({"acquire"}), "acquire: missing KEY");
@@ -936,4 +940,40 @@ TEST(first_error_wins) {
     refused(Parsed({"acquire", "--ttl", "x"}), "--ttl: expected");
     // ...which come before the options that fit some commands only.
     refused(Parsed({"--fence", "status"}), "status: missing KEY");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inspection: list [PATTERN], --json, --verbose, --max
+
+TEST(list_and_inspection_options_are_read) {
+    const Parsed bare({"list"});
+    if (accepted(bare)) {
+        CHECK(bare.o.command == resplock_cli::Command::list);
+        CHECK_EQ(bare.o.operand_count, 0);
+        CHECK_EQ(bare.o.max, 1000U);
+    }
+    const Parsed p({"list", "jobs:*", "--json", "--max=7"});
+    if (accepted(p)) {
+        CHECK_EQ(std::string(p.o.operands[0]), std::string("jobs:*"));
+        CHECK(p.o.json);
+        CHECK_EQ(p.o.max, 7U);
+    }
+    const Parsed v({"--verbose", "status", "k"});
+    if (accepted(v)) CHECK(v.o.verbose);
+    const Parsed j({"status", "--json", "--limit", "3", "k"});
+    if (accepted(j)) CHECK(j.o.json && j.o.limit == 3U);
+}
+
+TEST(list_and_inspection_misuse_is_refused) {
+    refused(Parsed({"list", "a", "b"}), "list: too many arguments");
+    refused(Parsed({"list", "--verbose"}), "--verbose applies to status only");
+    refused(Parsed({"acquire", "k", "--json"}), "--json applies to status and list only");
+    refused(Parsed({"status", "k", "--max", "5"}), "--max applies to list only");
+    refused(Parsed({"status", "k", "--max", "1000"}), "--max applies to list only");
+    refused(Parsed({"status", "k", "--json", "--verbose"}), "--json and --verbose do not go");
+    refused(Parsed({"list", "--max", "0"}), "--max: expected a whole number of locks");
+    refused(Parsed({"list", "--limit", "2"}), "list takes none of --limit");
+    refused(Parsed({"-u", "redis://a,redis://b,redis://c", "list"}), "not with a quorum of 3");
+    refused(Parsed({"-u", "redis://a,redis://b,redis://c", "status", "--json", "k"}),
+            "not with a quorum of 3");
 }

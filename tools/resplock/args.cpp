@@ -24,6 +24,7 @@ Command command_from(const char* name) {
     if (n == "extend") return Command::extend;
     if (n == "status") return Command::status;
     if (n == "run") return Command::run;
+    if (n == "list") return Command::list;
     return Command::none;
 }
 
@@ -165,6 +166,9 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
             return false;
         }
         return set_number(name, "holders", 1, resplock::Semaphore::max_limit, value, o.limit);
+    } else if (name == "max") {
+        o.max_given = true;
+        return set_number(name, "locks", 1, max_ms, value, o.max);
     } else if (name == "password-file") {
         if (*value == '\0') {
             report("--password-file needs a file name");
@@ -190,7 +194,7 @@ bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
            name == "tls-server-name" || name == "once-per" || name == "owner" ||
-           name == "replicas" || name == "limit";
+           name == "replicas" || name == "limit" || name == "max";
 }
 
 // Options that take no value.
@@ -199,6 +203,8 @@ bool* flag_of(Options& o, std::string_view name) {
     if (name == "fence") return &o.fence;
     if (name == "wake") return &o.wake;
     if (name == "fair") return &o.fair;
+    if (name == "json") return &o.json;
+    if (name == "verbose") return &o.verbose;
     return nullptr;
 }
 
@@ -351,12 +357,24 @@ int check_key_and_token(Options& o, bool needs_token) {
     return -1;
 }
 
+// list [PATTERN]: at most one operand, any bytes.
+int check_list_operands(const Options& o) {
+    if (o.operand_count > 1) {
+        report("list: too many arguments (try 'resplock --help')");
+        return exit_usage;
+    }
+    return -1;
+}
+
 // The command and its operands, once every argument is read.
 int check_operands(Options& o) {
     if (o.command == Command::none) {
-        report("missing command: acquire, release, extend, status or run (try 'resplock --help')");
+        report(
+            "missing command: acquire, release, extend, status, run or list (try 'resplock "
+            "--help')");
         return exit_usage;
     }
+    if (o.command == Command::list) return check_list_operands(o);
     const bool needs_token = o.command == Command::release || o.command == Command::extend;
     const int wanted = needs_token ? 2 : 1;
     if (o.operand_count < wanted) {
@@ -387,6 +405,37 @@ int check_limit(const Options& o) {
     } else if (o.url_count > 1) {
         report("--limit works with one server only, not with a quorum of %d (several URLs in %s)",
                o.url_count, o.url_source);
+    } else {
+        return -1;
+    }
+    return exit_usage;
+}
+
+// --json, --verbose, --max and list: what they apply to, and one server only. Returns -1 to go
+// on, else the exit code.
+int check_inspection(const Options& o) {
+    const bool inspecting = o.command == Command::status || o.command == Command::list;
+    if (o.json && !inspecting) {
+        report("--json applies to status and list only");
+    } else if (o.verbose && o.command != Command::status) {
+        report("--verbose applies to status only");
+    } else if (o.json && o.verbose) {
+        report("--json and --verbose do not go together: give one");
+    } else if (o.max_given && o.command != Command::list) {
+        report("--max applies to list only");
+    } else if (o.command == Command::list && o.url_count > 1) {
+        report(
+            "list works with one server (or one Redis Cluster), not with a quorum of %d "
+            "(several URLs in %s): list each server on its own",
+            o.url_count, o.url_source);
+    } else if ((o.json || o.verbose) && o.url_count > 1) {
+        report(
+            "--json and --verbose work with one server only, not with a quorum of %d (several "
+            "URLs in %s)",
+            o.url_count, o.url_source);
+    } else if (o.command == Command::list && (o.limit != 0 || o.fair || o.fence ||
+                                              o.once_per_ms != 0 || o.wake || o.replicas != 0)) {
+        report("list takes none of --limit, --fair, --fence, --once-per, --wake, --replicas");
     } else {
         return -1;
     }
@@ -430,6 +479,7 @@ int complete_options(Options& o, const char* redis_url) {
         return exit_usage;
     }
     if (const int r = check_limit(o); r >= 0) return r;
+    if (const int r = check_inspection(o); r >= 0) return r;
     // The fair lock's tokens carry no label and it hands out no fencing number; the fair
     // semaphore's do both.
     if (o.fair && o.limit == 0 && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {

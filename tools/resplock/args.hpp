@@ -17,7 +17,7 @@ namespace resplock_cli {
 constexpr const char default_url[] = "redis://127.0.0.1:6379";
 constexpr const char insecure_flag[] = "insecure-skip-tls-verify";
 
-enum class Command { none, acquire, release, extend, status, run };
+enum class Command { none, acquire, release, extend, status, run, list };
 
 struct Options {
     std::string_view urls[RESPLOCK_MAX_SERVERS];  // --url, each given or comma-separated
@@ -51,6 +51,10 @@ struct Options {
     int operand_count = 0;
     char** run_argv = nullptr;  // run: COMMAND [ARGS...], a tail of argv
     Masked key_shown{""};       // KEY as messages show it
+    bool json = false;          // --json: status and list print JSON objects, one a line
+    bool verbose = false;       // --verbose: status prints every field, one a line
+    std::uint32_t max = 1000;   // --max N: list shows at most N locks
+    bool max_given = false;
 };
 
 // Reads argv[1..argc) into o (which keeps pointers into argv). Returns -1 to go on, else the exit

@@ -21,6 +21,7 @@
 #include "args.hpp"
 #include "exit_codes.hpp"
 #include "failure.hpp"
+#include "list.hpp"
 #include "messages.hpp"
 #include "resplock/core/config.h"
 #include "resplock/core/connection.hpp"
@@ -317,6 +318,7 @@ int dispatch(L& lock, resplock::Connection* const* conns, const Options& o, cons
             return status_of(lock, conns, o, t);
         case Command::run:
             return cmd_run(lock, o, t, port);
+        case Command::list:  // run_single() lists before any lock is made
         case Command::none:
             break;
     }
@@ -454,6 +456,8 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
         target.tls = &tls;
     }
 #endif
+    if (o.command == Command::list)
+        return list_locks(o, ep, connection_config(ep, o, 0, 1), port, target);
     resplock::Connection conn(port, connection_config(ep, o, 0, 1), io_buffer, sizeof io_buffer);
     target.conn = &conn;
     target.sentinel = sentinel_for(0);

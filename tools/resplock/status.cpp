@@ -5,10 +5,12 @@
 #include <cstring>
 
 #include "exit_codes.hpp"
+#include "inspect.hpp"
 #include "messages.hpp"
 #include "resplock/core/lock.hpp"
 #include "resplock/core/status.hpp"
 #include "resplock/variants/reentrant_lock.hpp"
+#include "view_output.hpp"
 
 namespace resplock_cli {
 
@@ -75,8 +77,22 @@ void print_holder(void* /*ctx*/, const resplock::SemaphoreHolder& holder) noexce
 
 }  // namespace
 
+int status_inspect(resplock::Connection& conn, std::string_view key, const Options& o,
+                   const Target& t) {
+    KeyView view;
+    Status s = inspect_key(conn, key, view);
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    s = o.json ? print_json(stdout, conn, key, view, o.limit)
+               : print_verbose(stdout, conn, key, view, o.limit);
+    const bool written = std::fflush(stdout) == 0;
+    if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);
+    if (!written) return exit_io;
+    return view.held() ? exit_ok : exit_not_owner;
+}
+
 int status_single(resplock::Connection& conn, std::string_view key, const Options& o,
                   const Target& t) {
+    if (o.json || o.verbose) return status_inspect(conn, key, o, t);
     resplock::Lock lock(conn, key);
     resplock::LockInfo info;
     Status s = lock.query(info);
@@ -116,6 +132,7 @@ int status_quorum(resplock::QuorumLock& lock, resplock::Connection* const* conns
 }
 
 int status_semaphore(resplock::Semaphore& semaphore, const Options& o, const Target& t) {
+    if (o.json || o.verbose) return status_inspect(semaphore.connection(), semaphore.key(), o, t);
     resplock::SemaphoreInfo info;
     Status s = semaphore.query(info);
     if (s != Status::ok) return fail(s, o.command_name, o.key_shown.text, t);

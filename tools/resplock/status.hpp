@@ -31,6 +31,11 @@ int status_quorum(resplock::QuorumLock& lock, resplock::Connection* const* conns
 // Fair waiters queued are told on stderr, one line, so that stdout keeps its format.
 int status_semaphore(resplock::Semaphore& semaphore, const Options& o, const Target& t);
 
+// status --json or --verbose on one server: what inspect_key() reads of KEY, whatever kind holds
+// it, as one JSON object or as "name value" lines (view_output.hpp). Exit 0 held, 1 free.
+int status_inspect(resplock::Connection& conn, std::string_view key, const Options& o,
+                   const Target& t);
+
 }  // namespace resplock_cli
 
 #endif  // RESPLOCK_TOOL_STATUS_HPP

@@ -8,7 +8,7 @@
 // PEER: redlock5 (redlock 5.0.0-beta.2), redlock4 (redlock 4.2.0), mutex (redis-semaphore's
 // Mutex), pubsub (our imitation of a Redisson-style pub/sub wake, see below). SETTING: defaults
 // (the library's own) or tuned (redlock retryDelay 10 ms, retryJitter 5 ms; Mutex retryInterval
-// 2 ms; the imitation has one setting). CLIENTS async clients in this one process, each with its
+// 2 ms; the imitation has one setting, named imitation). CLIENTS async clients in this one process, each with its
 // own ioredis connection to PORT (the delay proxy), contend for one key for SECONDS, each holding
 // it HOLD_MS; a client that released tries again only once another has acquired after its
 // release (the rejoin rule of resplock_bench's hand-off part), so every acquisition is a hand-off.
@@ -47,7 +47,7 @@ const seconds = Number(secondsText);
 const ttlMs = 10000; // as resplock's hand-off runs: far beyond any hold
 const key = 'bench:peer';
 const tuned = setting === 'tuned';
-if (!['defaults', 'tuned'].includes(setting)) {
+if (!(peer === 'pubsub' ? ['imitation'] : ['defaults', 'tuned']).includes(setting)) {
   console.error(`driver.js: unknown setting ${setting}`);
   process.exit(64);
 }

@@ -231,9 +231,11 @@ def link_main(args):
               f" {ping['p99_us'] / 1000:.3f}, {ping['min_us'] / 1000:.3f}..{ping['max_us'] / 1000:.3f}"
               f" (again after the cases: median {after['median_us'] / 1000:.3f}, p99"
               f" {after['p99_us'] / 1000:.3f}); 2 D = {2 * int(d) / 1000:g} ms")
+        rt = v.get(f"link.d{d}.proxy.realtime", ("0",))[0] == "1"
         print(f"    the proxy wrote {proxy['chunks']:.0f} chunks, late after their due time by"
               f" median {proxy['late_median_us']:.0f} us, p99 {proxy['late_p99_us']:.0f},"
-              f" most {proxy['late_max_us']:.0f}")
+              f" most {proxy['late_max_us']:.0f}"
+              + (" (under SCHED_FIFO)" if rt else " (no real-time priority: not permitted)"))
         for f in PING_FIGURES:
             out.append((f"link.d{d}.ping.{f}", f"{ping[f]:.1f}", "us"))
         for f in PROXY_FIGURES:

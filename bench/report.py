@@ -4,6 +4,7 @@ interleaved rounds, ratios per round, instructions per cycle from two callgrind 
 the invariants. Prints a table for people, then `name value unit` lines for scripts.
 
   report.py RAW_FILE BUILD_DIR
+  report.py --link LINK_RAW_FILE DELAYS_US KS STRATEGIES PEERS   (the link mode, part 6)
 
 Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
 calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
@@ -156,7 +157,149 @@ def target(value, limit, unit):
     return f"target <= {limit}: {verdict}"
 
 
+# The link mode (part 6): what resplock_bench handoff / records print for each case.
+LINK_FIGURES = ("acquisitions", "exclusion_overlaps", "max_holders", "max_holders_recorded",
+                "acq_per_s", "handoffs", "handoff_median_ms", "handoff_p99_ms",
+                "requests_per_acq", "acquire_requests_per_acq", "worker_acq_min",
+                "worker_acq_max")
+PING_FIGURES = ("median_us", "p99_us", "min_us", "max_us")
+PROXY_FIGURES = ("chunks", "late_median_us", "late_p99_us", "late_max_us")
+LINK_LABELS = {
+    "resplock.backoff": "resplock try_acquire backoff",
+    "resplock.wake": "resplock try_acquire + wake",
+    "resplock.fair": "resplock FairLock",
+    "redlock5.defaults": "redlock 5.0.0-beta.2, defaults",
+    "redlock5.tuned": "redlock 5.0.0-beta.2, tuned",
+    "redlock4.defaults": "redlock 4.2.0, defaults",
+    "redlock4.tuned": "redlock 4.2.0, tuned",
+    "mutex.defaults": "redis-semaphore Mutex, defaults",
+    "mutex.tuned": "redis-semaphore Mutex, tuned",
+    "pubsub.imitation": "pub/sub wake (our imitation)",
+}
+
+
+def link_main(args):
+    """The link mode's table and checks. args: raw file, then the plan as run.sh ran it (delays in
+    us, K values, resplock strategies, peer:setting specs; each a space-separated list)."""
+    raw, delays, ks, strategies, peers = args[0], args[1].split(), args[2].split(), \
+        args[3].split(), args[4].split()
+    v = load(raw)
+    cases = [f"resplock.{s}" for s in strategies] + [p.replace(":", ".") for p in peers]
+    missing = []
+    names = ["link.direct.ping." + f for f in PING_FIGURES]
+    for d in delays:
+        names += [f"link.d{d}.ping.{f}" for f in PING_FIGURES]
+        names += [f"link.d{d}.ping_after.{f}" for f in PING_FIGURES]
+        names += [f"link.d{d}.proxy.{f}" for f in PROXY_FIGURES]
+        names += [f"link.d{d}.{c}.k{k}.{f}" for c in cases for k in ks for f in LINK_FIGURES]
+    for name in names:
+        try:
+            float(v[name][0])
+        except (KeyError, ValueError):
+            missing.append(f"6/6 link: no figure {name}")
+    for name, value in v.items():
+        if re.match(r"link\..*\.(acquisitions|handoffs)$", name) and float(value[0]) <= 0:
+            missing.append(f"{name} is {value[0]}: that run did no work")
+    if missing:
+        for line in missing:
+            print(f"MISSING: {line}", file=sys.stderr)
+        return 1
+
+    def num(name):
+        return float(v[name][0])
+
+    out, failures = [], []
+    secs = int(num("link.plan.seconds"))
+    print(f"== 6. Hand-off over a link: our delay proxy adds D per direction; K contenders, one"
+          f" key, hold {int(num('link.plan.hold'))} ms, {secs} s per case; a contender rejoins"
+          f" once another holds")
+    direct = {f: num(f"link.direct.ping.{f}") for f in PING_FIGURES}
+    print(f"  no proxy: PING after 2 ms asleep, median {direct['median_us']:.1f} us,"
+          f" p99 {direct['p99_us']:.1f}, {direct['min_us']:.1f}..{direct['max_us']:.1f}")
+    for f in PING_FIGURES:
+        out.append((f"link.direct.ping.{f}", f"{direct[f]:.1f}", "us"))
+    if "link.peers.skipped" in v:
+        print("  the Node peers were skipped (node or npm missing, or npm ci failed)")
+    for d in delays:
+        ping = {f: num(f"link.d{d}.ping.{f}") for f in PING_FIGURES}
+        after = {f: num(f"link.d{d}.ping_after.{f}") for f in PING_FIGURES}
+        proxy = {f: num(f"link.d{d}.proxy.{f}") for f in PROXY_FIGURES}
+        rtt_ms = ping["median_us"] / 1000
+        print()
+        print(f"  D = {int(d) / 1000:g} ms: link round trip (PING through the proxy, after 2 ms"
+              f" asleep) median {ping['median_us'] / 1000:.3f} ms, p99"
+              f" {ping['p99_us'] / 1000:.3f}, {ping['min_us'] / 1000:.3f}..{ping['max_us'] / 1000:.3f}"
+              f" (again after the cases: median {after['median_us'] / 1000:.3f}, p99"
+              f" {after['p99_us'] / 1000:.3f}); 2 D = {2 * int(d) / 1000:g} ms")
+        rt = v.get(f"link.d{d}.proxy.realtime", ("0",))[0] == "1"
+        print(f"    the proxy wrote {proxy['chunks']:.0f} chunks, late after their due time by"
+              f" median {proxy['late_median_us']:.0f} us, p99 {proxy['late_p99_us']:.0f},"
+              f" most {proxy['late_max_us']:.0f}"
+              + (" (under SCHED_FIFO)" if rt else " (no real-time priority: not permitted)"))
+        for f in PING_FIGURES:
+            out.append((f"link.d{d}.ping.{f}", f"{ping[f]:.1f}", "us"))
+        for f in PROXY_FIGURES:
+            out.append((f"link.d{d}.proxy.{f}", f"{proxy[f]:.0f}", "us" if "us" in f else "-"))
+        print(f"    {'waiter':34} {'K':>2} {'acq/s':>6} {'median ms':>9} {'p99 ms':>8}"
+              f" {'med RTT':>7} {'p99 RTT':>7} {'req/acq':>7} {'fewest':>6} {'most':>5}"
+              f" {'gave up':>7}")
+        for c in cases:
+            for k in ks:
+                q = f"link.d{d}.{c}.k{k}"
+                medn, p99 = num(q + ".handoff_median_ms"), num(q + ".handoff_p99_ms")
+                lo, hi = int(num(q + ".worker_acq_min")), int(num(q + ".worker_acq_max"))
+                gave = int(num(q + ".gave_up")) if q + ".gave_up" in v else 0
+                print(f"    {LINK_LABELS.get(c, c):34} {k:>2} {num(q + '.acq_per_s'):6.1f}"
+                      f" {medn:9.2f} {p99:8.2f} {medn / rtt_ms:7.2f} {p99 / rtt_ms:7.2f}"
+                      f" {num(q + '.requests_per_acq'):7.2f} {lo:6d} {hi:5d} {gave:7d}")
+                for name, value, unit in (
+                        ("acquisitions_per_s", f"{num(q + '.acq_per_s'):.1f}", "1/s"),
+                        ("delay_median", f"{medn:.2f}", "ms"),
+                        ("delay_p99", f"{p99:.2f}", "ms"),
+                        ("delay_median_rtt", f"{medn / rtt_ms:.2f}", "link-round-trips"),
+                        ("delay_p99_rtt", f"{p99 / rtt_ms:.2f}", "link-round-trips"),
+                        ("requests_per_acquisition", f"{num(q + '.requests_per_acq'):.2f}",
+                         "requests"),
+                        ("fewest", str(lo), "acquisitions"), ("most", str(hi), "acquisitions"),
+                        ("gave_up", str(gave), "calls")):
+                    out.append((f"{q}.{name}", value, unit))
+                over, live = int(num(q + ".exclusion_overlaps")), int(num(q + ".max_holders"))
+                rec = int(num(q + ".max_holders_recorded"))
+                if over != 0 or live != 1 or rec != 1:
+                    failures.append(f"{q}: {over} acquisitions returned before the earlier holder"
+                                    f" sent its release, {live} holders at once counted live,"
+                                    f" {rec} in the recorded intervals")
+    print()
+    print("  median / p99 ms: from the first byte of a holder's release request sent to the next"
+          " holder's acquiring call returned, one monotonic clock; RTT: those in link round trips"
+          " (the PING median above, same run); req/acq: requests counted by the server (INFO"
+          " commandstats) per acquisition, release included; fewest / most: acquisitions of one"
+          " contender; gave up: acquiring calls that gave up and were called again")
+    print()
+    print("== Invariants of the link mode")
+    total = sum(int(num(f"link.d{d}.{c}.k{k}.acquisitions")) for d in delays for c in cases
+                for k in ks)
+    checks = [(not failures, f"mutual exclusion through the proxy: {total} acquisitions in"
+                             f" {len(delays) * len(cases) * len(ks)} runs, none while another"
+                             " held" + (f" (broken: {'; '.join(failures)})" if failures else ""))]
+    if peers:
+        checks.append((int(num("link.clock.node_between_monotonic")) == 1,
+                       "one clock: Node's process.hrtime.bigint() read between two readings of"
+                       " CLOCK_MONOTONIC"))
+    for ok, text in checks:
+        print(f"  {'ok    ' if ok else 'FAILED'}  {text}")
+    print()
+    for name, value, unit in out:
+        print(f"{name} {value} {unit}")
+    bad = [t for ok, t in checks if not ok]
+    for t in bad:
+        print(f"INVARIANT FAILED: {t}", file=sys.stderr)
+    return 1 if bad else 0
+
+
 def main():
+    if len(sys.argv) == 7 and sys.argv[1] == "--link":
+        return link_main(sys.argv[2:])
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 64

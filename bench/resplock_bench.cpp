@@ -33,6 +33,14 @@
 //   idle_rtt PORT COUNT GAP_US
 //       PING round trips of a client that sleeps GAP_US before each one, as a waiter does before
 //       it is woken: the round trip a hand-off pays, wake-ups of both processes included.
+//   ping_rtt PORT COUNT GAP_US
+//       the same PINGs alone, with their spread: median, p99, fewest and most microseconds (the
+//       link mode's round trip through the delay proxy).
+//   records PORT PROCS SECONDS SCRIPTED FILE
+//       the hand-off figures (the same lines as handoff, computed by the same code) of holds that
+//       another program recorded (the Node peers' driver, bench/peers/driver.js).
+//   now
+//       CLOCK_MONOTONIC in ns (run.sh checks that Node's clock is the same one).
 // Output: `name value` lines on stdout; errors on stderr with a non-zero exit.
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -566,6 +574,79 @@ std::string handoff_cleanup() {
     return del;
 }
 
+// INFO commandstats of the server, and the admin connection closed.
+std::string commandstats(redisContext* admin) {
+    auto* r = static_cast<redisReply*>(redisCommand(admin, "INFO commandstats"));
+    if (r == nullptr || r->type != REDIS_REPLY_STRING) fail("handoff: INFO failed");
+    const std::string info(r->str, r->len);
+    freeReplyObject(r);
+    redisFree(admin);
+    return info;
+}
+
+// The hand-off figures of one run from its recorded holds (any worker's, any program's: the
+// `records` mode reads them from a file) and the server's command counts since the run began.
+// scripted: every acquisition attempt is a script, so the SET and PTTL counts are the script's
+// own calls, not requests. live_max: the most holders a live count saw (-1: none was kept; the
+// recorded intervals' figure stands in).
+int print_handoff_figures(std::vector<Hold> holds, long procs, long seconds, long limit,
+                          const std::string& info, bool scripted, int live_max) {
+    if (holds.size() < 3) fail("handoff: fewer than 3 acquisitions");
+    std::sort(holds.begin(), holds.end(),
+              [](const Hold& a, const Hold& b) { return a.acquired_ns < b.acquired_ns; });
+    long same_process = 0;
+    for (std::size_t i = 1; i < holds.size(); ++i) {
+        if (holds[i].worker == holds[i - 1].worker) ++same_process;
+    }
+    // Every time comes from one system-wide monotonic clock: an acquire that returned before
+    // `limit` earlier holders sent their release means one holder too many.
+    const HoldFigures figures = hold_figures(holds, limit);
+    const std::vector<double>& delays_ms = figures.delays_ms;
+    if (delays_ms.empty()) fail("handoff: no release was followed by a grant");
+    const auto n = static_cast<double>(holds.size());
+    // Requests the workers sent. commandstats also counts the commands a script calls, so with
+    // scripted attempts (wake, the fair lock, the semaphore, redlock) the SET and PTTL counts are
+    // not requests. SUBSCRIBE and UNSUBSCRIBE are requests (a pub/sub waiter's); PUBLISH, sent
+    // only from release scripts, is not.
+    const long sets = scripted ? 0 : command_calls(info, "set");
+    const long pttls = scripted ? 0 : command_calls(info, "pttl");
+    const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
+    const long blpops = command_calls(info, "blpop");
+    const long subs = command_calls(info, "subscribe") + command_calls(info, "unsubscribe");
+    const long requests = sets + pttls + scripts + blpops + subs;
+    std::printf("acquisitions %zu\n", holds.size());
+    std::printf("limit %ld\n", limit);
+    std::printf("exclusion_overlaps %ld\n", figures.over_limit);
+    std::printf("max_holders %d\n", live_max < 0 ? figures.most : live_max);
+    std::printf("max_holders_recorded %d\n", figures.most);
+    std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
+    std::printf("handoffs %zu\n", delays_ms.size());
+    std::printf("same_process_reacquires %ld\n", same_process);
+    std::printf("handoff_median_ms %.3f\n", percentile(delays_ms, 0.5));
+    std::printf("handoff_p99_ms %.3f\n", percentile(delays_ms, 0.99));
+    std::printf("requests_per_acq %.2f\n", static_cast<double>(requests) / n);
+    std::printf("set_per_acq %.2f\n", static_cast<double>(sets) / n);
+    std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
+    std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
+    std::printf("blpop_per_acq %.2f\n", static_cast<double>(blpops) / n);
+    // The server's own time per script call (attempts, hand-offs and releases alike).
+    const long script_usec =
+        command_stat(info, "evalsha", "usec") + command_stat(info, "eval", "usec");
+    std::printf(
+        "server_us_per_script %.2f\n",
+        scripts > 0 ? static_cast<double>(script_usec) / static_cast<double>(scripts) : 0.0);
+    // Each acquisition is released once: the requests of the acquisition itself are the rest.
+    std::printf("acquire_requests_per_acq %.2f\n", static_cast<double>(requests) / n - 1.0);
+    std::vector<long> per_worker(static_cast<std::size_t>(procs), 0);
+    for (const Hold& h : holds) {
+        if (h.worker < 0 || h.worker >= procs) fail("handoff: a record names no worker");
+        ++per_worker[static_cast<std::size_t>(h.worker)];
+    }
+    std::printf("worker_acq_min %ld\n", *std::min_element(per_worker.begin(), per_worker.end()));
+    std::printf("worker_acq_max %ld\n", *std::max_element(per_worker.begin(), per_worker.end()));
+    return 0;
+}
+
 int handoff_mode(int argc, char** argv) {
     if (argc < 7 || argc > 9) {
         fail(
@@ -659,64 +740,86 @@ int handoff_mode(int argc, char** argv) {
     }
     if (!workers_ok) fail("handoff: a worker failed");
 
-    auto* r = static_cast<redisReply*>(redisCommand(admin, "INFO commandstats"));
-    if (r == nullptr || r->type != REDIS_REPLY_STRING) fail("handoff: INFO failed");
-    const std::string info(r->str, r->len);
-    freeReplyObject(r);
-    redisFree(admin);
-
-    if (holds.size() != shared->acquisitions.load()) fail("handoff: lost records");
-    if (holds.size() < 3) fail("handoff: fewer than 3 acquisitions");
-    std::sort(holds.begin(), holds.end(),
-              [](const Hold& a, const Hold& b) { return a.acquired_ns < b.acquired_ns; });
-    long same_process = 0;
-    for (std::size_t i = 1; i < holds.size(); ++i) {
-        if (holds[i].worker == holds[i - 1].worker) ++same_process;
-    }
-    // Every time comes from one system-wide monotonic clock: an acquire that returned before
-    // `limit` earlier holders sent their release means one holder too many.
-    const HoldFigures figures = hold_figures(holds, limit);
-    const std::vector<double>& delays_ms = figures.delays_ms;
-    if (delays_ms.empty()) fail("handoff: no release was followed by a grant");
-    const auto n = static_cast<double>(holds.size());
-    // Requests the workers sent. commandstats also counts the commands a script calls, so with
-    // wake, the fair lock and the semaphore (every attempt is a script) the SET and PTTL counts
-    // are not requests.
     const bool scripted = strategy == "wake" || strategy == "fair" || sem;
-    const long sets = scripted ? 0 : command_calls(info, "set");
-    const long pttls = scripted ? 0 : command_calls(info, "pttl");
-    const long scripts = command_calls(info, "evalsha") + command_calls(info, "eval");
-    const long blpops = command_calls(info, "blpop");
-    std::printf("acquisitions %zu\n", holds.size());
-    std::printf("limit %ld\n", limit);
-    std::printf("exclusion_overlaps %ld\n", figures.over_limit);
-    std::printf("max_holders %d\n", shared->max_holders.load());
-    std::printf("max_holders_recorded %d\n", figures.most);
-    std::printf("acq_per_s %.1f\n", n / static_cast<double>(seconds));
-    std::printf("handoffs %zu\n", delays_ms.size());
-    std::printf("same_process_reacquires %ld\n", same_process);
-    std::printf("handoff_median_ms %.3f\n", percentile(delays_ms, 0.5));
-    std::printf("handoff_p99_ms %.3f\n", percentile(delays_ms, 0.99));
-    std::printf("requests_per_acq %.2f\n",
-                static_cast<double>(sets + pttls + scripts + blpops) / n);
-    std::printf("set_per_acq %.2f\n", static_cast<double>(sets) / n);
-    std::printf("pttl_per_acq %.2f\n", static_cast<double>(pttls) / n);
-    std::printf("script_per_acq %.2f\n", static_cast<double>(scripts) / n);
-    std::printf("blpop_per_acq %.2f\n", static_cast<double>(blpops) / n);
-    // The server's own time per script call (attempts, hand-offs and releases alike).
-    const long script_usec =
-        command_stat(info, "evalsha", "usec") + command_stat(info, "eval", "usec");
-    std::printf(
-        "server_us_per_script %.2f\n",
-        scripts > 0 ? static_cast<double>(script_usec) / static_cast<double>(scripts) : 0.0);
-    // Each acquisition is released once: the requests of the acquisition itself are the rest.
-    std::printf("acquire_requests_per_acq %.2f\n",
-                static_cast<double>(sets + pttls + scripts + blpops) / n - 1.0);
-    std::vector<long> per_worker(static_cast<std::size_t>(procs), 0);
-    for (const Hold& h : holds)
-        ++per_worker[static_cast<std::size_t>(h.worker)];
-    std::printf("worker_acq_min %ld\n", *std::min_element(per_worker.begin(), per_worker.end()));
-    std::printf("worker_acq_max %ld\n", *std::max_element(per_worker.begin(), per_worker.end()));
+    if (holds.size() != shared->acquisitions.load()) fail("handoff: lost records");
+    return print_handoff_figures(holds, procs, seconds, limit, commandstats(admin), scripted,
+                                 shared->max_holders.load());
+}
+
+// The hand-off figures of a run that another program made (the Node peers' driver), from its
+// record file: `hold WORKER ACQUIRED_NS RELEASE_NS` lines (CLOCK_MONOTONIC, the same clock as
+// ours), `live_max N` (the most holders its live count saw), and `figure NAME VALUE` lines
+// passed through as `NAME VALUE`. The server's command counts are read from PORT; the caller
+// reset them (CONFIG RESETSTAT) before the run began.
+int records_mode(int argc, char** argv) {
+    if (argc != 7) fail("usage: records PORT PROCS SECONDS SCRIPTED FILE");
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[2], "port"));
+    const long procs = parse_long(argv[3], "process count");
+    const long seconds = parse_long(argv[4], "seconds");
+    const bool scripted = parse_long(argv[5], "scripted") != 0;
+    if (procs < 1 || seconds < 1) fail("records needs 1+ workers and 1+ seconds");
+    FILE* f = std::fopen(argv[6], "r");
+    if (f == nullptr) fail(std::string("records: cannot read ") + argv[6]);
+    std::vector<Hold> holds;
+    std::vector<std::string> passed;
+    int live_max = -1;
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+        int worker = 0, value = 0;
+        long long acquired = 0, released = 0;
+        char name[64], text[64];
+        if (std::sscanf(line, "hold %d %lld %lld", &worker, &acquired, &released) == 3) {
+            if (released < acquired) fail("records: a hold ends before it begins");
+            holds.push_back({acquired, released, worker});
+        } else if (std::sscanf(line, "live_max %d", &value) == 1) {
+            live_max = value;
+        } else if (std::sscanf(line, "figure %63s %63s", name, text) == 2) {
+            passed.push_back(std::string(name) + " " + text);
+        } else if (line[0] != '\n') {
+            fail(std::string("records: unexpected line: ") + line);
+        }
+    }
+    std::fclose(f);
+    const timeval tv{2, 0};
+    redisContext* admin = redisConnectWithTimeout(kHost, port, tv);
+    if (admin == nullptr || admin->err != 0) fail("records: cannot connect");
+    const int rc = print_handoff_figures(std::move(holds), procs, seconds, 1, commandstats(admin),
+                                         scripted, live_max);
+    for (const std::string& p : passed)
+        std::printf("%s\n", p.c_str());
+    return rc;
+}
+
+// PING round trips of a client that sleeps GAP_US before each one, COUNT of them: the median,
+// the 99th percentile, the fewest and the most microseconds (through the delay proxy: the link's
+// round trip).
+int ping_rtt_mode(int argc, char** argv) {
+    if (argc != 5) fail("usage: ping_rtt PORT COUNT GAP_US");
+    const auto port = static_cast<std::uint16_t>(parse_long(argv[2], "port"));
+    const long count = parse_long(argv[3], "count");
+    const long gap_us = parse_long(argv[4], "gap");
+    if (count == 0) fail("ping_rtt: count must be positive");
+    RawClient client(port);
+    const std::string ping = RawClient::encode({"PING"});
+    std::vector<double> us;
+    for (long i = 0; i < count; ++i) {
+        sleep_ns(std::int64_t{gap_us} * 1000);
+        const std::int64_t start = now_ns();
+        if (!client.round_trip(ping, "+PONG\r\n")) fail("ping_rtt: PING failed");
+        us.push_back(static_cast<double>(now_ns() - start) / 1000.0);
+    }
+    std::printf("pings %ld\n", count);
+    std::printf("median_us %.1f\n", percentile(us, 0.5));
+    std::printf("p99_us %.1f\n", percentile(us, 0.99));
+    std::printf("min_us %.1f\n", *std::min_element(us.begin(), us.end()));
+    std::printf("max_us %.1f\n", *std::max_element(us.begin(), us.end()));
+    return 0;
+}
+
+// The monotonic clock's now, in ns: run.sh checks that Node's process.hrtime.bigint() reads the
+// same clock (a reading of it lies between two of ours).
+int now_mode() {
+    std::printf("%" PRId64 "\n", now_ns());
     return 0;
 }
 
@@ -727,6 +830,9 @@ constexpr const char* kUsage =
     "  handoff backoff|poll|wake|fair|sem|fairsem PORT PROCS HOLD_MS SECONDS\n"
     "          [rejoin|greedy [LIMIT]]                       contended hand-off\n"
     "  idle_rtt PORT COUNT GAP_US                            PING, fair release after a sleep\n"
+    "  ping_rtt PORT COUNT GAP_US                            PING after a sleep: median, p99\n"
+    "  records PORT PROCS SECONDS SCRIPTED FILE              hand-off figures of a record file\n"
+    "  now                                                   CLOCK_MONOTONIC, ns\n"
     "  (worker ...: started by handoff)";
 
 // The round trip a hand-off pays, for a client that was asleep (a PING after GAP_US), and next
@@ -780,6 +886,9 @@ int main(int argc, char** argv) {
     if (mode == "cycle") return cycle_mode(argc, argv);
     if (mode == "handoff") return handoff_mode(argc, argv);
     if (mode == "idle_rtt") return idle_rtt_mode(argc, argv);
+    if (mode == "ping_rtt") return ping_rtt_mode(argc, argv);
+    if (mode == "records") return records_mode(argc, argv);
+    if (mode == "now" && argc == 2) return now_mode();
     if (mode == "worker") return worker_mode(argc, argv);
     fail("unknown mode " + mode + "\n" + kUsage);
 }

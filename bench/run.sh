@@ -2,7 +2,9 @@
 # The benchmark: round trips, client CPU, hand-off under contention, footprint and heap use of
 # resplock next to references, all against one redis-server on loopback, in one run.
 #   bench/run.sh           the full run
-#   bench/run.sh --quick   the same parts and checks, shorter (part of scripts/test.sh)
+#   bench/run.sh --quick   the same parts and checks, shorter, and a short link run (part of
+#                          scripts/test.sh)
+#   bench/run.sh --link    the link mode alone, full length (see "6. link" below)
 # Builds a Release (-O2) build in build/bench (RESPLOCK_BENCH_BUILD overrides), starts its own
 # redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the five
 # parts, then prints a table and `name value unit` lines. Absolute times depend on the machine;
@@ -23,27 +25,40 @@
 # places and 2N processes, next to the fair lock with 2 processes run in the same loop: a hand-off
 # pass (rejoin) and a spread pass (greedy), handoff_s each case. Its invariant: never more than N
 # holders at once, from the recorded hold intervals and the live count.
+# Part 6, the link mode: the hand-off part (rejoin, hold 5 ms, K = 4 and 32) through our delay
+# proxy (bench/delay_proxy.cpp) at D = 1 ms and 10 ms per direction, for resplock's backoff, wake
+# and fair locks, and next to them, through the same proxy, Node.js peers (bench/peers/: redlock
+# 5 and 4, redis-semaphore's Mutex, at their defaults and tuned, and our imitation of a
+# Redisson-style pub/sub wake), whose records resplock_bench's `records` mode turns into the same
+# figures. Every hand-off figure is also given in link round trips (PING through the proxy,
+# measured in the same run). The peers are optional: without node and npm, or when `npm ci`
+# fails, they are skipped with one line. Invariants: 0 overlaps in every case, and Node's clock
+# (process.hrtime.bigint) is CLOCK_MONOTONIC, the clock of resplock_bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
 usage() {
     cat <<'EOF'
-usage: bench/run.sh [--quick]
+usage: bench/run.sh [--quick | --link]
   (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
-                 spread case, 5 s per semaphore case
+                 spread case, 5 s per semaphore case (the link mode not included)
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
-                 cycles, 1 s per hand-off, spread and semaphore case); its figures are too short
-                 to quote
+                 cycles, 1 s per hand-off, spread and semaphore case), then a short link run
+                 (D = 1 ms, K = 4, 1 s each: resplock's fair lock and, with Node, one peer); its
+                 figures are too short to quote
+  --link         the link mode alone: D = 1 and 10 ms, K = 4 and 32, 5 s per case, resplock's
+                 backoff, wake and fair locks and the Node peers (about 5 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench).
 EOF
 }
 
-quick=0
+quick=0 link_only=0
 case "$#:${1:-}" in
     0:) ;;
     1:--quick) quick=1 ;;
+    1:--link) link_only=1 ;;
     1:-h | 1:--help)
         usage
         exit 0
@@ -60,6 +75,15 @@ else
     cycles=20000 rounds=7 handoff_s=5 spread_s=10 cg_short=1000 cg_long=3000 heap_cycles=2000
 fi
 hold_ms=5
+if ((quick)); then
+    link_delays_us="1000" link_ks="4" link_s=1 link_pings=100
+    link_resplock="fair" link_peers="mutex:tuned"
+else
+    link_delays_us="1000 10000" link_ks="4 32" link_s=5 link_pings=400
+    link_resplock="backoff wake fair"
+    link_peers="redlock5:defaults redlock5:tuned redlock4:defaults redlock4:tuned mutex:defaults"
+    link_peers+=" mutex:tuned pubsub:imitation"
+fi
 jobs=$(nproc 2>/dev/null || echo 2)
 build=${RESPLOCK_BENCH_BUILD:-build/bench}
 mkdir -p "$build"
@@ -98,7 +122,12 @@ preload=$build/libmalloc_count.so
 # ---- one redis-server on a free loopback port, stopped on any exit ----
 part="redis-server"
 server_pid=
+proxy_pid=
 stop_server() {
+    if [ -n "$proxy_pid" ]; then
+        kill "$proxy_pid" 2>/dev/null || true
+        wait "$proxy_pid" 2>/dev/null || true
+    fi
     if [ -n "$server_pid" ]; then
         kill "$server_pid" 2>/dev/null || true
         wait "$server_pid" 2>/dev/null || true
@@ -162,6 +191,7 @@ fi
 echo "Owner script $script_sha loaded (the server's SHA1 matches the library's)"
 record script.digest_match 1 -
 
+if ((!link_only)); then
 # ---- 1. uncontended cycle rate, interleaved rounds ----
 part="1/5 cycle rate"
 value=0123456789abcdef0123456789abcdef # the length of our tokens
@@ -307,5 +337,136 @@ part="report"
 echo
 python3 bench/report.py "$raw" "$build" || {
     echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures: $raw)" >&2
+    exit 1
+}
+fi # parts 1 to 5
+
+# ---- 6. link: hand-off through the delay proxy, resplock next to Node peers ----
+part="6/6 link"
+link_started=$SECONDS
+link_raw=$build/link_raw.txt
+: >"$link_raw"
+link_record() {
+    [[ ${2:-} =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || fail "no figure for $1 (got '${2:-}')"
+    echo "$1 $2 $3" >>"$link_raw"
+}
+link_record link.plan.seconds "$link_s" s
+link_record link.plan.hold "$hold_ms" ms
+
+# The peers: Node.js and the pinned packages (npm ci from bench/peers/package-lock.json into
+# $build/peers; reused while the lock file is unchanged). Optional: skipped with one line.
+peers_dir=$build/peers
+peers_ok=0
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "run.sh: node or npm is missing: the Node peers are skipped"
+else
+    mkdir -p "$peers_dir"
+    if cmp -s bench/peers/package-lock.json "$peers_dir/package-lock.json" &&
+        [ -f "$peers_dir/node_modules/.installed" ]; then
+        peers_ok=1
+    else
+        cp bench/peers/package.json bench/peers/package-lock.json "$peers_dir/"
+        if (cd "$peers_dir" && npm ci --no-audit --no-fund >npm.log 2>&1); then
+            touch "$peers_dir/node_modules/.installed"
+            peers_ok=1
+        else
+            echo "run.sh: npm ci failed (see $peers_dir/npm.log): the Node peers are skipped"
+        fi
+    fi
+fi
+if ((peers_ok)); then
+    # One clock: a reading of Node's process.hrtime.bigint() lies between two of
+    # CLOCK_MONOTONIC's (resplock_bench now), so holds recorded by both compare.
+    before=$("$bench" now)
+    node_ns=$(node -e 'console.log(process.hrtime.bigint().toString())')
+    after=$("$bench" now)
+    python3 -c 'import sys; a, b, c = map(int, sys.argv[1:]); sys.exit(0 if a <= b <= c else 1)' \
+        "$before" "$node_ns" "$after" ||
+        invariant_failed "Node's process.hrtime.bigint() ($node_ns) is not between two readings" \
+            "of CLOCK_MONOTONIC ($before, $after): the peers' holds cannot be compared"
+    link_record link.clock.node_between_monotonic 1 -
+    link_record link.clock.node_after_us "$(((node_ns - before) / 1000))" us
+    echo "Node $(node --version): process.hrtime.bigint() reads CLOCK_MONOTONIC (a reading lies" \
+        "between two of resplock_bench's)"
+else
+    link_record link.peers.skipped 1 -
+    link_peers=""
+fi
+link_record link.plan.peer_count "$(wc -w <<<"$link_peers")" peers
+
+# The round trip with no proxy, as the link's are measured: a client asleep 2 ms before each PING.
+out=$("$bench" ping_rtt "$port" "$link_pings" 2000) || fail "resplock_bench ping_rtt failed"
+while read -r name val; do
+    link_record "link.direct.ping.$name" "$val" us
+done <<<"$out"
+
+for d in $link_delays_us; do
+    echo "$part: D = $d us per direction: link round trip, then $link_resplock" \
+        "${link_peers:+and $link_peers }with K = $link_ks, hold $hold_ms ms, $link_s s each ..."
+    rm -f "$build/proxy.port"
+    "$build/delay_proxy" "$port" "$d" "$build/proxy.port" >/dev/null 2>"$build/proxy.$d.log" &
+    proxy_pid=$!
+    for _ in $(seq 50); do
+        [ -s "$build/proxy.port" ] && break
+        sleep 0.1
+    done
+    [ -s "$build/proxy.port" ] || fail "the delay proxy did not start (see $build/proxy.$d.log)"
+    pport=$(cat "$build/proxy.port")
+    p=link.d$d
+    out=$("$bench" ping_rtt "$pport" "$link_pings" 2000) ||
+        fail "resplock_bench ping_rtt through the proxy failed"
+    while read -r name val; do
+        link_record "$p.ping.$name" "$val" us
+    done <<<"$out"
+    for k in $link_ks; do
+        for strategy in $link_resplock; do
+            out=$("$bench" handoff "$strategy" "$pport" "$k" "$hold_ms" "$link_s") ||
+                fail "resplock_bench handoff $strategy, $k processes, through the proxy failed"
+            while read -r name val; do
+                link_record "$p.resplock.$strategy.k$k.$name" "$val" -
+            done <<<"$out"
+        done
+        for spec in $link_peers; do
+            peer=${spec%:*} setting=${spec#*:}
+            cli DEL bench:peer mutex:bench:peer >/dev/null
+            cli CONFIG RESETSTAT >/dev/null
+            rec=$build/peer.$peer.$setting.d$d.k$k.txt
+            rm -f "$rec"
+            NODE_PATH=$peers_dir/node_modules timeout $((link_s + 120)) node bench/peers/driver.js \
+                "$peer" "$setting" "$pport" "$k" "$hold_ms" "$link_s" "$rec" ||
+                fail "the Node driver failed for $peer ($setting), $k clients"
+            scripted=1
+            [ "$peer" = mutex ] && scripted=0 # its attempts are plain SETs
+            out=$("$bench" records "$port" "$k" "$link_s" "$scripted" "$rec") ||
+                fail "resplock_bench records failed for $peer ($setting), $k clients"
+            while read -r name val; do
+                link_record "$p.$peer.$setting.k$k.$name" "$val" -
+            done <<<"$out"
+        done
+    done
+    # The link's round trip again at the end of its cases, and the proxy's own account of how
+    # late it wrote the chunks after their due time.
+    out=$("$bench" ping_rtt "$pport" "$link_pings" 2000) ||
+        fail "resplock_bench ping_rtt through the proxy failed"
+    while read -r name val; do
+        link_record "$p.ping_after.$name" "$val" us
+    done <<<"$out"
+    kill "$proxy_pid"
+    wait "$proxy_pid" || true
+    proxy_pid=
+    while read -r name val; do
+        link_record "$p.proxy.$name" "$val" -
+    done <"$build/proxy.$d.log"
+    link_record "$p.plan.delay" "$d" us
+done
+link_record link.plan.delays "$(wc -w <<<"$link_delays_us")" count
+
+part="link report"
+echo
+echo "The link part took $((SECONDS - link_started)) s (the whole run $SECONDS s)."
+python3 bench/report.py --link "$link_raw" "$link_delays_us" "$link_ks" "$link_resplock" \
+    "$link_peers" || {
+    echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures:" \
+        "$link_raw)" >&2
     exit 1
 }

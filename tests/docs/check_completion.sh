@@ -62,6 +62,11 @@ expect "resplock --url r" "redis-sentinel:// redis:// rediss-sentinel:// rediss:
 expect "resplock --url rediss" "rediss-sentinel:// rediss://"
 expect "resplock -u redis-s" "redis-sentinel://"
 expect "resplock --url=r" "redis-sentinel:// redis:// rediss-sentinel:// rediss://"
+# A URL holds ':', where readline splits words: the words are read at blanks, and a reply is only
+# what follows the last ':' or '='.
+expect "resplock --url redis://h:6379 ac" "acquire"
+expect "resplock --url=rediss://h:6380 --ttl 30s re" "release"
+expect "resplock --url redis:" "//"
 expect "resplock --cacert certs/" "certs/ca.pem certs/client.pem"
 expect "resplock --key=certs/c" "certs/ca.pem certs/client.pem"
 expect "resplock --ttl 3" "30s"

@@ -10,6 +10,11 @@
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean
+#   make install [PREFIX=/usr/local] [DESTDIR=...]
+#                                      the tool, its man page (gzip'd) and its bash and zsh
+#                                      completions: bin/resplock, share/man/man1/resplock.1.gz,
+#                                      share/bash-completion/completions/resplock,
+#                                      share/zsh/vendor-completions/_resplock
 # Cortex-M4 proofs with arm-none-eabi-g++ (see tests/target/):
 #   make size                          the core: what a minimal firmware of the plain lock links,
 #                                      symbol by symbol; flash/RAM per object, worst-case stack
@@ -79,9 +84,32 @@ $(VERSION_H): cmake/version.h.in cmake/resplock-sources.cmake
 	    -e "s/@PROJECT_VERSION_PATCH@/$${v##*.}/" $< >$@
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/include $(BUILD)/libresplock.a $(BUILD)/resplock
+	rm -rf $(BUILD)/obj $(BUILD)/include $(BUILD)/libresplock.a $(BUILD)/resplock \
+	    $(BUILD)/resplock.1.gz
 
-.PHONY: all lib cli clean
+# The same files, at the same places under PREFIX, as `cmake --install` (cmake/install.cmake).
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MAN1DIR ?= $(PREFIX)/share/man/man1
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+ZSH_COMPLETION_DIR ?= $(PREFIX)/share/zsh/vendor-completions
+INSTALL ?= install
+
+# gzip -n: no name or time stamp in the header, so the file is the same on every build.
+$(BUILD)/resplock.1.gz: tools/resplock/resplock.1
+	@mkdir -p $(dir $@)
+	gzip -9n -c $< >$@
+
+install: $(BUILD)/resplock $(BUILD)/resplock.1.gz
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(BASH_COMPLETION_DIR) \
+	    $(DESTDIR)$(ZSH_COMPLETION_DIR)
+	$(INSTALL) -m 755 $(BUILD)/resplock $(DESTDIR)$(BINDIR)/resplock
+	$(INSTALL) -m 644 $(BUILD)/resplock.1.gz $(DESTDIR)$(MAN1DIR)/resplock.1.gz
+	$(INSTALL) -m 644 tools/resplock/completion/resplock.bash \
+	    $(DESTDIR)$(BASH_COMPLETION_DIR)/resplock
+	$(INSTALL) -m 644 tools/resplock/completion/_resplock $(DESTDIR)$(ZSH_COMPLETION_DIR)/_resplock
+
+.PHONY: all lib cli clean install
 
 # Footprint on a Cortex-M4 (own folder; never mixed with the objects above). The core is what a
 # minimal firmware of the plain lock links from the library (firmware_core below), wherever in

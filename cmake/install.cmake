@@ -102,8 +102,29 @@ foreach(port posix lwip mbedtls transport)
             DESTINATION ${RESPLOCK_PKGCONFIG_DIR})
 endforeach()
 
+# The tool, its man page (gzip -9n, as `make install` installs it) and its bash and zsh
+# completions: component "cli", which the .deb holds (cmake/package.cmake).
 if(TARGET resplock_cli)
-    install(TARGETS resplock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+    install(TARGETS resplock_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT cli)
+    set(resplock_man ${PROJECT_SOURCE_DIR}/tools/resplock/resplock.1)
+    set(resplock_man_gz ${PROJECT_BINARY_DIR}/man/resplock.1.gz)
+    find_program(RESPLOCK_GZIP NAMES gzip)
+    if(RESPLOCK_GZIP)
+        add_custom_command(OUTPUT ${resplock_man_gz}
+                           COMMAND ${CMAKE_COMMAND} -E make_directory ${PROJECT_BINARY_DIR}/man
+                           COMMAND sh -c "\"$0\" -9n -c \"$1\" >\"$2\"" ${RESPLOCK_GZIP}
+                                   ${resplock_man} ${resplock_man_gz}
+                           DEPENDS ${resplock_man} VERBATIM)
+        add_custom_target(resplock_man ALL DEPENDS ${resplock_man_gz})
+        install(FILES ${resplock_man_gz} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+    else()
+        install(FILES ${resplock_man} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1 COMPONENT cli)
+    endif()
+    install(FILES ${PROJECT_SOURCE_DIR}/tools/resplock/completion/resplock.bash
+            DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/bash-completion/completions
+            RENAME resplock COMPONENT cli)
+    install(FILES ${PROJECT_SOURCE_DIR}/tools/resplock/completion/_resplock
+            DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/zsh/vendor-completions COMPONENT cli)
 endif()
 
 # Values the config file bakes in for the lwIP port (see resplock-config.cmake.in).

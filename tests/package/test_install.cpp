@@ -153,6 +153,12 @@ TEST_TAGGED(install_into_a_temporary_prefix, "install") {
 #ifdef RESPLOCK_WITH_CLI
     const Result v = run({(s.prefix / "bin/resplock").string(), "--version"});
     CHECK(ok(v, "installed resplock --version"));
+    // With the tool: its man page and completions (docs/cli.md, "Installing"; package.install_cli
+    // checks them in detail, against `make install` too).
+    for (const char* rel :
+         {"share/man/man1/resplock.1.gz", "share/bash-completion/completions/resplock",
+          "share/zsh/vendor-completions/_resplock", "share/doc/resplock/copyright"})
+        if (!CHECK(fs::exists(s.prefix / rel))) std::printf("      missing: %s\n", rel);
 #endif
 }
 

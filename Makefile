@@ -55,7 +55,8 @@ LIB_SRC += $(call list,RESPLOCK_POSIX_SOURCES)
 endif
 CLI_SRC := $(call list,RESPLOCK_CLI_SOURCES)
 # The tool's own objects (and the mbedTLS port's) carry what the build has: TLS, static linking.
-CLI_DEFS := $(if $(filter 1,$(TLS)),-DRESPLOCK_CLI_TLS=1 $(if $(MBEDTLS_DIR),-I$(MBEDTLS_DIR)/include)) \
+CLI_DEFS := $(if $(filter 1,$(TLS)),-DRESPLOCK_CLI_TLS=1) \
+    $(if $(filter 1,$(TLS)),$(if $(MBEDTLS_DIR),-I$(MBEDTLS_DIR)/include)) \
     $(if $(filter 1,$(STATIC)),-DRESPLOCK_CLI_STATIC=1)
 CLI_LIBS :=
 ifeq ($(TLS),1)
@@ -67,7 +68,8 @@ STRICT := -std=c++17 $(call list,RESPLOCK_WARNING_FLAGS RESPLOCK_CXX_FLAGS) \
 CPPFLAGS += -Iinclude -I$(BUILD)/include -Isrc
 
 LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(LIB_SRC))
-CLI_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CLI_SRC)) $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_C_SRC))
+CLI_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CLI_SRC)) \
+    $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_C_SRC))
 $(CLI_OBJ): EXTRA_DEFS := $(CLI_DEFS)
 VERSION_H := $(BUILD)/include/resplock/version.h
 

@@ -76,8 +76,9 @@ mbedtls() {
     echo "== mbedTLS for $(basename "$(dirname "$prefix")")"
     local build=$prefix-build
     rm -rf "$build" && mkdir -p "$build"
+    local cflags="-specs=$specs -ffunction-sections -fdata-sections"  # MinSizeRel adds -Os
     if ! { cmake -S "$out/src/mbedtls" -B "$build" -DCMAKE_BUILD_TYPE=MinSizeRel \
-        -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="-specs=$specs -ffunction-sections -fdata-sections" \
+        -DCMAKE_C_COMPILER="$cc" -DCMAKE_C_FLAGS="$cflags" \
         -DCMAKE_INSTALL_PREFIX="$prefix" -DENABLE_PROGRAMS=OFF -DENABLE_TESTING=OFF \
         -DUSE_SHARED_MBEDTLS_LIBRARY=OFF -DMBEDTLS_FATAL_WARNINGS=OFF -DGEN_FILES=OFF "$@" &&
         cmake --build "$build" -j "$jobs" && cmake --install "$build"; } >"$build.log" 2>&1; then
@@ -100,8 +101,8 @@ tool() {
     echo "== resplock $name"
     make -s -j "$jobs" WERROR=1 STATIC=1 TLS="$tls" MBEDTLS_DIR="$out/$arch/mbedtls" \
         BUILD="$build" CXX="$cxx -specs=$specs" CC="$cc -specs=$specs" LINK="$cc -specs=$specs" \
-        AR="${strip%strip}ar" CXXFLAGS="$cxxflags" CFLAGS="-Os -ffunction-sections -fdata-sections" \
-        LDFLAGS="-Wl,--gc-sections" cli
+        AR="${strip%strip}ar" CXXFLAGS="$cxxflags" \
+        CFLAGS="-Os -ffunction-sections -fdata-sections" LDFLAGS="-Wl,--gc-sections" cli
     "$strip" -o "$out/resplock-$name" "$build/resplock"
     # Fully static: no program interpreter, no dynamic section, no C++ runtime.
     local what
@@ -127,6 +128,7 @@ for name in x86_64 x86_64-notls armhf; do
     *-notls) what="without TLS" ;;
     *) what="with TLS (mbedTLS $mbedtls_version)" ;;
     esac
+    arch=$(file -b "$out/resplock-$name" | cut -d, -f2 | tr -d ' ')
     printf '  %-22s %8d bytes  %s, statically linked, %s\n' "resplock-$name" \
-        "$(stat -c %s "$out/resplock-$name")" "$(file -b "$out/resplock-$name" | cut -d, -f2 | tr -d ' ')" "$what"
+        "$(stat -c %s "$out/resplock-$name")" "$arch" "$what"
 done

@@ -6,7 +6,10 @@
 #   run_in_root.sh BINARY tls|notls       the static tool: --version says static and the TLS it
 #                                         has; acquire, status, a busy second acquire, release
 #                                         with a wrong and then the right token, status again,
-#                                         each with its exit code, against redis-host:REDIS_PORT
+#                                         each with its exit code, against redis-host:REDIS_PORT;
+#                                         with tls, the same over rediss:// against a TLS-only
+#                                         redis-server the script starts (the CA a file in the
+#                                         root), and an unrelated CA refused
 #   run_in_root.sh --expect-no-start BINARY
 #                                         the check itself: BINARY (a dynamically linked build)
 #                                         must not even start in that root (chroot exits 127:
@@ -40,7 +43,12 @@ fail() {
 
 [ -f "$binary" ] || skip "$binary not built (scripts/static.sh)"
 root=$(mktemp -d "${TMPDIR:-/tmp}/resplock-root.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+tls_pid=
+cleanup() {
+    if [ -n "$tls_pid" ]; then kill "$tls_pid" 2>/dev/null || true; fi
+    rm -rf "$root" "$root.certs" "$root.err"
+}
+trap cleanup EXIT
 mkdir "$root/etc"
 cp "$binary" "$root/resplock"
 printf '127.0.0.1 redis-host\n' >"$root/etc/hosts"
@@ -120,7 +128,7 @@ expect 0 "acquire" || true
 token=$out
 [ -n "$token" ] || fail "acquire printed no token"
 if command -v redis-cli >/dev/null; then
-    stored=$(redis-cli -h 127.0.0.1 -p "$port" GET "$key")
+    stored=$(redis-cli -h 127.0.0.1 -p "$port" GET "$key" 2>&1) || true
     [ "$stored" = "$token" ] || fail "the server holds '$stored' for $key, acquire printed '$token'"
 fi
 
@@ -138,6 +146,75 @@ expect 0 "release" || true
 
 tool --url "$url" status "$key"
 expect 1 "status after release" && { [ "$out" = free ] || fail "status after release: '$out'"; }
+
+# With TLS: the same over rediss:// against a TLS-only redis-server of our own (certificates made
+# here by openssl, the server's for redis-host), the CA given as a file in the root; a CA that did
+# not sign the server's certificate must be refused (77). Skipped, with a line, when openssl or a
+# TLS-capable redis-server is missing.
+tls_round() {
+    local certs=$root.certs tls_port pid
+    mkdir "$certs"
+    local ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+    local ca_ext=(-addext "basicConstraints=critical,CA:TRUE" -addext "keyUsage=critical,keyCertSign")
+    printf 'subjectAltName=DNS:redis-host\nextendedKeyUsage=serverAuth\n' >"$certs/server.ext"
+    if ! (cd "$certs" &&
+        openssl req -x509 "${ec[@]}" -keyout ca.key -out ca.crt -days 2 -subj /CN=static-ca \
+            "${ca_ext[@]}" &&
+        openssl req -x509 "${ec[@]}" -keyout other.key -out other.crt -days 2 -subj /CN=other-ca \
+            "${ca_ext[@]}" &&
+        openssl req -new "${ec[@]}" -keyout server.key -out server.csr -subj /CN=redis-host &&
+        openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -set_serial 2 -days 2 \
+            -extfile server.ext -out server.crt) >"$certs/openssl.log" 2>&1; then
+        echo "SKIPPED (TLS round): openssl could not make certificates"
+        return 0
+    fi
+    cp "$certs/ca.crt" "$root/ca.crt"
+    cp "$certs/other.crt" "$root/other.crt"
+    tls_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    redis-server --port 0 --tls-port "$tls_port" --bind 127.0.0.1 --save '' --appendonly no \
+        --tls-cert-file "$certs/server.crt" --tls-key-file "$certs/server.key" \
+        --tls-ca-cert-file "$certs/ca.crt" --tls-auth-clients no >"$certs/redis.log" 2>&1 &
+    pid=$!
+    tls_pid=$pid
+    local up=0
+    for _ in $(seq 50); do
+        if ! kill -0 "$pid" 2>/dev/null; then break; fi
+        if (exec 3<>"/dev/tcp/127.0.0.1/$tls_port") 2>/dev/null; then
+            up=1
+            break
+        fi
+        sleep 0.1
+    done
+    if ((!up)); then
+        echo "SKIPPED (TLS round): no TLS redis-server ($(tail -n 1 "$certs/redis.log"))"
+        return 0
+    fi
+    # A handshake under qemu-arm takes seconds (mbedTLS's elliptic curves, emulated).
+    local tls_url=rediss://redis-host:$tls_port tls_key=$key:tls
+    local timeout=(--timeout 30000)
+    tool "${timeout[@]}" --url "$tls_url" --cacert /other.crt --ttl 60000 acquire "$tls_key"
+    expect 77 "rediss:// with a CA that did not sign the server's certificate" || true
+    tool "${timeout[@]}" --url "$tls_url" --cacert /ca.crt --ttl 60000 acquire "$tls_key"
+    expect 0 "acquire over rediss://" || true
+    local tls_token=$out
+    tool "${timeout[@]}" --url "$tls_url" --cacert /ca.crt status "$tls_key"
+    expect 0 "status over rediss:// while held" || true
+    tool "${timeout[@]}" --url "$tls_url" --cacert /ca.crt release "$tls_key" "$tls_token"
+    expect 0 "release over rediss://" || true
+    tool "${timeout[@]}" --url "$tls_url" --cacert /ca.crt status "$tls_key"
+    expect 1 "status over rediss:// after release" || true
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    tls_pid=
+    echo "TLS round done: rediss://redis-host:$tls_port with /ca.crt from the root"
+}
+if [ "$want_tls" = tls ]; then
+    if command -v openssl >/dev/null && command -v python3 >/dev/null; then
+        tls_round
+    else
+        echo "SKIPPED (TLS round): openssl or python3 not installed"
+    fi
+fi
 
 if ((failures)); then
     echo "$failures check(s) failed for $(basename "$binary") in the empty root"

@@ -10,7 +10,8 @@
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make TLS=1 MBEDTLS_DIR=DIR         the tool with rediss:// (ports/mbedtls), against the mbedTLS
-#                                      in DIR/include and DIR/lib (the system's without DIR)
+#                                      in DIR/include and DIR/lib (the system's without DIR); give
+#                                      each choice of TLS and STATIC its own BUILD folder
 #   make STATIC=1 LINK="gcc ..."       the tool linked -static, and saying so in --version; LINK
 #                                      links it (default: CXX). scripts/static.sh builds it so,
 #                                      with musl, for x86-64 and 32-bit ARM

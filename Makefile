@@ -9,6 +9,12 @@
 #                                      without -mfpu for a soft-float one)
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
+#   make TLS=1 MBEDTLS_DIR=DIR         the tool with rediss:// (ports/mbedtls), against the mbedTLS
+#                                      in DIR/include and DIR/lib (the system's without DIR); give
+#                                      each choice of TLS and STATIC its own BUILD folder
+#   make STATIC=1 LINK="gcc ..."       the tool linked -static, and saying so in --version; LINK
+#                                      links it (default: CXX). scripts/static.sh builds it so,
+#                                      with musl, for x86-64 and 32-bit ARM
 #   make clean
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #                                      the tool, its man page (gzip'd) and its bash and zsh
@@ -30,6 +36,12 @@ endif
 ifeq ($(origin AR),default)
 AR := $(CROSS)ar
 endif
+ifeq ($(origin CC),default)
+CC := $(CROSS)gcc
+endif
+LINK ?= $(CXX)
+TLS ?= 0
+STATIC ?= 0
 BUILD ?= build
 CXXFLAGS ?= -O2 -g
 # The POSIX port and the tool on a hosted target, neither on bare metal.
@@ -48,12 +60,23 @@ ifeq ($(POSIX),1)
 LIB_SRC += $(call list,RESPLOCK_POSIX_SOURCES)
 endif
 CLI_SRC := $(call list,RESPLOCK_CLI_SOURCES)
+# The tool's own objects (and the mbedTLS port's) carry what the build has: TLS, static linking.
+CLI_DEFS := $(if $(filter 1,$(TLS)),-DRESPLOCK_CLI_TLS=1) \
+    $(if $(filter 1,$(TLS)),$(if $(MBEDTLS_DIR),-I$(MBEDTLS_DIR)/include)) \
+    $(if $(filter 1,$(STATIC)),-DRESPLOCK_CLI_STATIC=1)
+CLI_LIBS :=
+ifeq ($(TLS),1)
+CLI_C_SRC := $(call list,RESPLOCK_MBEDTLS_SOURCES)
+CLI_LIBS += $(if $(MBEDTLS_DIR),-L$(MBEDTLS_DIR)/lib) -lmbedtls -lmbedx509 -lmbedcrypto
+endif
 STRICT := -std=c++17 $(call list,RESPLOCK_WARNING_FLAGS RESPLOCK_CXX_FLAGS) \
     $(if $(filter 1,$(WERROR)),-Werror)
 CPPFLAGS += -Iinclude -I$(BUILD)/include -Isrc
 
 LIB_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(LIB_SRC))
-CLI_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CLI_SRC))
+CLI_OBJ := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(CLI_SRC)) \
+    $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_C_SRC))
+$(CLI_OBJ): EXTRA_DEFS := $(CLI_DEFS)
 VERSION_H := $(BUILD)/include/resplock/version.h
 
 ifeq ($(POSIX),1)
@@ -70,11 +93,18 @@ $(BUILD)/libresplock.a: $(LIB_OBJ)
 	$(AR) rcs $@ $^
 
 $(BUILD)/resplock: $(CLI_OBJ) $(BUILD)/libresplock.a
-	$(CXX) $(LDFLAGS) -o $@ $(CLI_OBJ) $(BUILD)/libresplock.a -pthread
+	$(LINK) $(LDFLAGS) $(if $(filter 1,$(STATIC)),-static) -o $@ $(CLI_OBJ) \
+	    $(BUILD)/libresplock.a $(CLI_LIBS) -pthread
 
 $(BUILD)/obj/%.o: %.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)
-	$(CXX) $(STRICT) $(CPPFLAGS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+	$(CXX) $(STRICT) $(CPPFLAGS) $(EXTRA_DEFS) $(CXXFLAGS) -MMD -MP -c $< -o $@
+
+# C sources: the mbedTLS port (TLS=1), C99 like the CMake build, the same warnings.
+$(BUILD)/obj/%.o: %.c $(VERSION_H)
+	@mkdir -p $(dir $@)
+	$(CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) $(if $(filter 1,$(WERROR)),-Werror) \
+	    $(CPPFLAGS) $(EXTRA_DEFS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 # The version header CMake would write (cmake/version.h.in), from the same RESPLOCK_VERSION.
 $(VERSION_H): cmake/version.h.in cmake/resplock-sources.cmake

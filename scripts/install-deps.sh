@@ -10,8 +10,9 @@
 #            and man for the man page, zsh for its completion, systemd for systemd-analyze
 #            verify, dpkg-dev and lintian for the .deb)
 #   fuzz     libFuzzer's runtime for the installed clang
-#   targets  the Cortex-M and 32-bit ARM Linux toolchains and their emulators, and dpkg-dev
-#            (apt-get source: the board firmware's lwIP and mbedTLS come from Debian's sources)
+#   targets  the Cortex-M and 32-bit ARM Linux toolchains and their emulators, musl-tools (the
+#            static tool, scripts/static.sh) and dpkg-dev (apt-get source: the board firmware's
+#            lwIP and mbedTLS, and the static tool's musl and mbedTLS, come from Debian's sources)
 #   bench    hiredis (the baseline client), valgrind and binutils
 set -euo pipefail
 
@@ -36,7 +37,7 @@ for group in "$@"; do
         ;;
     targets)
         packages+=(gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-            g++-arm-linux-gnueabihf qemu-system-arm qemu-user dpkg-dev)
+            g++-arm-linux-gnueabihf qemu-system-arm qemu-user musl-tools dpkg-dev)
         ;;
     bench) packages+=(g++ cmake make pkg-config python3 binutils redis-server redis-tools
         valgrind libhiredis-dev) ;;

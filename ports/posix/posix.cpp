@@ -225,8 +225,8 @@ std::int32_t connect_by_name(const char* host, std::uint16_t port, Deadline dead
 
 extern "C" {
 
-static std::int32_t posix_connect(void* ctx, const char* host, std::uint16_t port,
-                                  std::uint32_t timeout_ms) {
+static std::int32_t posix_port_connect(void* ctx, const char* host, std::uint16_t port,
+                                       std::uint32_t timeout_ms) {
     auto* self = static_cast<resplock_posix_t*>(ctx);
     close_fd(self->fd);  // the library never connects twice, but a stale socket must not leak
     if (host == nullptr || host[0] == '\0') return RESPLOCK_PORT_NO_HOST;
@@ -243,8 +243,8 @@ static std::int32_t posix_connect(void* ctx, const char* host, std::uint16_t por
     return r;
 }
 
-static std::int32_t posix_send(void* ctx, const std::uint8_t* data, std::size_t len,
-                               std::uint32_t timeout_ms) {
+static std::int32_t posix_port_send(void* ctx, const std::uint8_t* data, std::size_t len,
+                                    std::uint32_t timeout_ms) {
     auto* self = static_cast<resplock_posix_t*>(ctx);
     if (self->fd < 0) return RESPLOCK_PORT_ERROR;
     if (len == 0) return 0;
@@ -271,8 +271,8 @@ static std::int32_t posix_send(void* ctx, const std::uint8_t* data, std::size_t 
     }
 }
 
-static std::int32_t posix_recv(void* ctx, std::uint8_t* buf, std::size_t len,
-                               std::uint32_t timeout_ms) {
+static std::int32_t posix_port_recv(void* ctx, std::uint8_t* buf, std::size_t len,
+                                    std::uint32_t timeout_ms) {
     auto* self = static_cast<resplock_posix_t*>(ctx);
     if (self->fd < 0) return RESPLOCK_PORT_ERROR;
     if (len == 0) return 0;
@@ -304,15 +304,15 @@ static std::int32_t posix_recv(void* ctx, std::uint8_t* buf, std::size_t len,
     }
 }
 
-static void posix_close(void* ctx) {
+static void posix_port_close(void* ctx) {
     close_fd(static_cast<resplock_posix_t*>(ctx)->fd);
 }
 
-static std::uint32_t posix_now_ms(void*) {
+static std::uint32_t posix_port_now_ms(void*) {
     return static_cast<std::uint32_t>(monotonic_ms());
 }
 
-static void posix_sleep_ms(void*, std::uint32_t ms) {
+static void posix_port_sleep_ms(void*, std::uint32_t ms) {
     timespec ts{};
     ts.tv_sec = static_cast<time_t>(ms / 1000U);
     ts.tv_nsec = static_cast<long>(ms % 1000U) * 1000000L;
@@ -320,7 +320,7 @@ static void posix_sleep_ms(void*, std::uint32_t ms) {
     (void)nanosleep(&ts, nullptr);
 }
 
-static std::int32_t posix_random(void* ctx, std::uint8_t* buf, std::size_t len) {
+static std::int32_t posix_port_random(void* ctx, std::uint8_t* buf, std::size_t len) {
     const resplock_posix_config_t& config = static_cast<resplock_posix_t*>(ctx)->config;
     if (config.random != nullptr) return config.random(config.random_user, buf, len);
     std::size_t filled = 0;
@@ -349,13 +349,13 @@ resplock_status_t resplock_posix_port_init(resplock_posix_t* ctx,
     ctx->fd = -1;
     ctx->config = config != nullptr ? *config : resplock_posix_config_t{nullptr, nullptr};
     out->ctx = ctx;
-    out->connect = posix_connect;
-    out->send = posix_send;
-    out->recv = posix_recv;
-    out->close = posix_close;
-    out->now_ms = posix_now_ms;
-    out->sleep_ms = posix_sleep_ms;
-    out->random = posix_random;
+    out->connect = posix_port_connect;
+    out->send = posix_port_send;
+    out->recv = posix_port_recv;
+    out->close = posix_port_close;
+    out->now_ms = posix_port_now_ms;
+    out->sleep_ms = posix_port_sleep_ms;
+    out->random = posix_port_random;
     return RESPLOCK_STATUS_ok;
 }
 

@@ -18,6 +18,9 @@
 #include "resplock/core/config.h"
 #include "resplock/core/lock.hpp"
 #include "resplock/version.h"
+#ifdef RESPLOCK_CLI_TLS
+#include "mbedtls/version.h"
+#endif
 
 namespace {
 
@@ -447,7 +450,14 @@ TEST(help_and_version) {
     }
     const Parsed v({"--version"});
     CHECK_EQ(v.code, resplock_cli::exit_ok);
-    CHECK_EQ(std::string_view(v.out), std::string_view("resplock " RESPLOCK_VERSION "\n"));
+    // The build's TLS and linking (the CMake build is never linked -static: scripts/static.sh).
+#ifdef RESPLOCK_CLI_TLS
+    const std::string_view tls = "TLS: mbedTLS " MBEDTLS_VERSION_STRING "\n";
+#else
+    const std::string_view tls = "TLS: none (rediss:// URLs are refused)\n";
+#endif
+    CHECK_EQ(std::string_view(v.out),
+             "resplock " RESPLOCK_VERSION "\n" + std::string(tls) + "linked: dynamic\n");
     CHECK(v.err.empty());
 }
 

@@ -505,7 +505,13 @@ TEST_TAGGED(help_and_version, "slow_launcher_ok") {
 
     r = cli({"--version"});
     CHECK_EQ(r.code, 0);
-    CHECK_EQ(r.out, std::string("resplock " RESPLOCK_VERSION "\n"));
+    CHECK(r.out.rfind("resplock " RESPLOCK_VERSION "\n", 0) == 0);
+#ifdef RESPLOCK_CLI_TLS
+    CHECK(contains(r.out, "\nTLS: mbedTLS "));
+#else
+    CHECK(contains(r.out, "\nTLS: none"));
+#endif
+    CHECK(contains(r.out, "\nlinked: dynamic\n"));
 }
 
 // ---------------------------------------------------------------------------------------------

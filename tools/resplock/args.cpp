@@ -40,7 +40,7 @@ bool add_urls(Options& o, const char* value) {
                    RESPLOCK_MAX_SERVERS, RESPLOCK_MAX_SERVERS);
             return false;
         }
-        o.urls[o.url_count++] = rest.substr(0, cut);
+        o.urls[o.url_count++] = slice(rest, 0, cut);
         if (cut == rest.size()) return true;
         rest.remove_prefix(cut + 1);
     }
@@ -80,7 +80,7 @@ bool parse_duration(std::string_view text, std::uint32_t lo, std::uint32_t hi, s
     std::size_t digits = 0;
     while (digits < text.size() && is_digit(text[digits]))
         ++digits;
-    const std::string_view unit = text.substr(digits);
+    const std::string_view unit = slice(text, digits);
     std::uint64_t scale = 0;
     if (unit.empty() || unit == "ms") {
         scale = 1;
@@ -94,7 +94,7 @@ bool parse_duration(std::string_view text, std::uint32_t lo, std::uint32_t hi, s
         return false;
     }
     std::uint32_t count = 0;
-    if (!parse_number(text.substr(0, digits), 0, hi, count)) return false;
+    if (!parse_number(slice(text, 0, digits), 0, hi, count)) return false;
     const std::uint64_t ms = std::uint64_t{count} * scale;
     if (ms < lo || ms > hi) return false;
     out = static_cast<std::uint32_t>(ms);
@@ -264,7 +264,7 @@ bool split_option(const char* arg, std::string_view& name, const char*& value) {
         const std::size_t eq = name.find('=');
         if (eq != std::string_view::npos) {
             value = arg + 2 + eq + 1;
-            name = name.substr(0, eq);
+            name = slice(name, 0, eq);
         }
         return true;
     }

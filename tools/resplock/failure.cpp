@@ -8,6 +8,7 @@
 #include "exit_codes.hpp"
 #include "messages.hpp"
 #include "routing.hpp"
+#include "text.hpp"
 
 namespace resplock_cli {
 
@@ -79,7 +80,7 @@ bool is_error_reply(Status s) {
 void server_text(const resplock::Connection& conn, char* out, std::size_t cap) {
     const std::string_view text = conn.error_text();
     const bool cut = text.size() > server_text_max;
-    const Masked shown(text.substr(0, cut ? server_text_max : text.size()));
+    const Masked shown(slice(text, 0, cut ? server_text_max : text.size()));
     (void)std::snprintf(out, cap, "%.*s%s", static_cast<int>(server_text_max), shown.text,
                         cut ? "..." : "");
 }

@@ -66,11 +66,11 @@ ShownAuthority shown_authority(std::string_view rest) {
     ShownAuthority shown{{}, {}, rest};
     const std::size_t at = rest.rfind('@');
     if (at != std::string_view::npos) {
-        const std::string_view info = rest.substr(0, at);
-        shown.host = rest.substr(at + 1);
+        const std::string_view info = slice(rest, 0, at);
+        shown.host = slice(rest, at + 1);
         const std::size_t colon = info.find(':');
         if (colon != std::string_view::npos) {
-            const std::string_view user = info.substr(0, colon);
+            const std::string_view user = slice(info, 0, colon);
             const bool plain = std::all_of(user.begin(), user.end(), [](char c) {
                 return is_alnum(c) || c == '.' || c == '_' || c == '-' || c == '~' || c == '%';
             });
@@ -112,10 +112,10 @@ void mask_url(std::string_view text, char* out, std::size_t cap) {
                          text[begin - 1] == '-' || text[begin - 1] == '.')) {
         --begin;
     }
-    const std::string_view prefix = shown_prefix(text.substr(0, begin));
-    std::string_view scheme = text.substr(begin, sep - begin);
+    const std::string_view prefix = shown_prefix(slice(text, 0, begin));
+    std::string_view scheme = slice(text, begin, sep - begin);
     if (scheme.size() > 16) scheme = "***";
-    const ShownAuthority a = shown_authority(text.substr(sep + 3));
+    const ShownAuthority a = shown_authority(slice(text, sep + 3));
     (void)std::snprintf(out, cap, "%.*s%.*s://%.*s%.*s%.*s", static_cast<int>(prefix.size()),
                         prefix.data(), static_cast<int>(scheme.size()), scheme.data(),
                         static_cast<int>(a.user.size()), a.user.data(),
@@ -133,14 +133,14 @@ void mask_bad_url(std::string_view text, char* out, std::size_t cap) {
     std::string_view prefix;
     const std::size_t slashes = text.find("//");
     if (slashes != std::string_view::npos) {
-        const std::string_view name = text.substr(0, slashes);
+        const std::string_view name = slice(text, 0, slashes);
         for (const std::string_view scheme :
              {"redis", "rediss", "redis-sentinel", "rediss-sentinel"}) {
             if (name.size() == scheme.size() && starts_with_nocase(name, scheme))
-                prefix = text.substr(0, slashes + 2);
+                prefix = slice(text, 0, slashes + 2);
         }
     }
-    std::string_view host = text.substr(prefix.size());
+    std::string_view host = slice(text, prefix.size());
     std::string_view info_mark;
     const std::size_t at = host.rfind('@');
     if (at != std::string_view::npos) {

@@ -44,7 +44,7 @@ bool read_stat(const char* pid, std::uint32_t& group, bool& zombie) {
         ppid_at == std::string_view::npos ? std::string_view::npos : fields.find(' ', ppid_at + 1);
     if (fields.size() < 3 || pgrp_at == std::string_view::npos) return false;
     const std::string_view pgrp =
-        fields.substr(pgrp_at + 1, fields.find(' ', pgrp_at + 1) - pgrp_at - 1);
+        slice(fields, pgrp_at + 1, fields.find(' ', pgrp_at + 1) - pgrp_at - 1);
     if (!parse_number(pgrp, 1, max_ms, group)) return false;
     zombie = fields[1] == 'Z' || fields[1] == 'X';
     return true;

@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "exit_codes.hpp"
 #include "guardian.hpp"
@@ -422,11 +421,11 @@ const char* Supervision::loss(Status why) const {
 // (SIGKILL at once when nothing is left). Returns whether the group is gone. A group that has
 // ended by itself meanwhile is not stopped: the message gives COMMAND's own status instead.
 bool Supervision::stop_after_loss(Status why) {
-    std::uint32_t left = 0;
-    {
-        const std::lock_guard<resplock::RenewerThread> hold(renewals_);
-        left = lock_.remaining_ms();
-    }
+    // lock()/unlock() by hand rather than std::lock_guard: <mutex> would bring libstdc++'s
+    // glibc-only parts into the static musl build (scripts/static.sh); nothing here can throw.
+    renewals_.lock();
+    const std::uint32_t left = lock_.remaining_ms();
+    renewals_.unlock();
     if (group_.leader_done && !group_.alive()) {
         report("run %s: lock lost while COMMAND ran (%s); COMMAND %s", run_.key_shown, loss(why),
                CommandEnd(group_.leader_status).text);

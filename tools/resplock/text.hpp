@@ -4,6 +4,7 @@
 #ifndef RESPLOCK_TOOL_TEXT_HPP
 #define RESPLOCK_TOOL_TEXT_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -22,6 +23,15 @@ bool parse_number(const char* text, std::uint32_t lo, std::uint32_t hi, std::uin
 
 // Whether s starts with `prefix` (written in lowercase), whatever the case of s's ASCII letters.
 bool starts_with_nocase(std::string_view s, std::string_view prefix);
+
+// s[from, from + n), n cut to what is there; from <= s.size(). string_view::substr() would check
+// `from` by throwing, which brings the C++ runtime's out_of_range into the tool (a static build
+// links no libstdc++).
+inline std::string_view slice(std::string_view s, std::size_t from,
+                              std::size_t n = std::string_view::npos) noexcept {
+    const std::size_t left = s.size() - from;
+    return {s.data() + from, n < left ? n : left};
+}
 
 inline bool is_digit(char c) {
     return c >= '0' && c <= '9';

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <iterator>
 
 #include "exit_codes.hpp"
 #include "messages.hpp"
@@ -26,7 +25,7 @@ int hex_value(char c) {
 // The user-info before the last '@': a user name and a password, each %XX-decoded.
 bool parse_user_info(std::string_view info, Endpoint& ep, const char** why) {
     const std::size_t colon = info.find(':');
-    const std::string_view user = info.substr(0, colon);
+    const std::string_view user = slice(info, 0, colon);
     if (!user.empty()) {
         if (!percent_decode(user, ep.username, sizeof ep.username)) {
             *why = "bad user name (too long, a bad %XX escape, or %00)";
@@ -36,7 +35,7 @@ bool parse_user_info(std::string_view info, Endpoint& ep, const char** why) {
     }
     // An empty password ("redis://:@host") means none, like an absent one.
     if (colon != std::string_view::npos && colon + 1 < info.size()) {
-        if (!percent_decode(info.substr(colon + 1), ep.password, sizeof ep.password)) {
+        if (!percent_decode(slice(info, colon + 1), ep.password, sizeof ep.password)) {
             *why = "bad password (too long, a bad %XX escape, or %00)";
             return false;
         }
@@ -54,7 +53,7 @@ bool parse_host(std::string_view& u, Endpoint& ep, const char** why) {
             *why = "bad IPv6 address: expected [address]";
             return false;
         }
-        host = u.substr(1, close - 1);
+        host = slice(u, 1, close - 1);
         u.remove_prefix(close + 1);
         if (!u.empty() && u[0] != ':' && u[0] != '/') {
             *why = "unexpected text after ']'";
@@ -63,7 +62,7 @@ bool parse_host(std::string_view& u, Endpoint& ep, const char** why) {
         ep.ipv6 = true;
     } else {
         const std::size_t end = u.find_first_of(":/");
-        host = u.substr(0, end);
+        host = slice(u, 0, end);
         u.remove_prefix(end == std::string_view::npos ? u.size() : end);
     }
     if (host.empty()) {
@@ -93,7 +92,7 @@ bool parse_port_and_db(std::string_view u, Endpoint& ep, const char** why) {
         u.remove_prefix(1);
         const std::size_t end = u.find('/');
         std::uint32_t port = 0;
-        if (!parse_number(u.substr(0, end), 1, 65535, port)) {
+        if (!parse_number(slice(u, 0, end), 1, 65535, port)) {
             *why = "the port must be a number in 1..65535";
             return false;
         }
@@ -119,7 +118,7 @@ bool parse_port_and_db(std::string_view u, Endpoint& ep, const char** why) {
 bool parse_sentinels(std::string_view list, Endpoint& ep, const char** why) {
     for (;;) {
         const std::size_t comma = list.find(',');
-        std::string_view item = list.substr(0, comma);
+        std::string_view item = slice(list, 0, comma);
         if (ep.sentinel_count == RESPLOCK_MAX_SENTINELS) {
             *why = "too many sentinels (at most 5)";
             return false;
@@ -149,14 +148,14 @@ bool parse_sentinel_rest(std::string_view u, Endpoint& ep, const char** why) {
         *why = "a Sentinel URL needs #MASTERNAME at its end";
         return false;
     }
-    if (!percent_decode(u.substr(hash + 1), ep.master_name, sizeof ep.master_name)) {
+    if (!percent_decode(slice(u, hash + 1), ep.master_name, sizeof ep.master_name)) {
         *why = "bad master name (too long, a bad %XX escape, or %00)";
         return false;
     }
-    u = u.substr(0, hash);
+    u = slice(u, 0, hash);
     const std::size_t slash = u.find('/');
-    if (!parse_sentinels(u.substr(0, slash), ep, why)) return false;
-    if (slash != std::string_view::npos && !parse_port_and_db(u.substr(slash), ep, why)) {
+    if (!parse_sentinels(slice(u, 0, slash), ep, why)) return false;
+    if (slash != std::string_view::npos && !parse_port_and_db(slice(u, slash), ep, why)) {
         return false;
     }
     ep.sentinel = true;
@@ -180,10 +179,10 @@ constexpr Scheme schemes[] = {
 };
 
 const Scheme* scheme_of(std::string_view u) {
-    const auto* found = std::find_if(std::begin(schemes), std::end(schemes), [u](const Scheme& s) {
-        return starts_with_nocase(u, s.prefix);
-    });
-    return found == std::end(schemes) ? nullptr : found;
+    for (const Scheme& s : schemes) {
+        if (starts_with_nocase(u, s.prefix)) return &s;
+    }
+    return nullptr;
 }
 
 }  // namespace
@@ -226,7 +225,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
     // The user-info ends at the last '@': a password may contain '/' or '@' unescaped.
     const std::size_t at = u.rfind('@');
     if (at != std::string_view::npos) {
-        if (!parse_user_info(u.substr(0, at), ep, why)) return UrlResult::bad;
+        if (!parse_user_info(slice(u, 0, at), ep, why)) return UrlResult::bad;
         u.remove_prefix(at + 1);
     }
     if (scheme->sentinel) return parse_sentinel_rest(u, ep, why) ? UrlResult::ok : UrlResult::bad;
@@ -236,7 +235,7 @@ UrlResult parse_url(const char* url, Endpoint& ep, const char** why) {
 
 std::size_t url_list_cut(std::string_view list) {
     for (std::size_t i = list.find(','); i != std::string_view::npos; i = list.find(',', i + 1)) {
-        const std::string_view next = list.substr(i + 1);
+        const std::string_view next = slice(list, i + 1);
         if (scheme_of(next) != nullptr) return i;
     }
     return list.size();
@@ -247,7 +246,7 @@ bool url_list_has_credentials(const char* list) {
     std::string_view rest(list);
     while (!rest.empty()) {
         const std::size_t cut = url_list_cut(rest);
-        const std::string_view url = rest.substr(0, cut);
+        const std::string_view url = slice(rest, 0, cut);
         char text[max_url_len + 1];
         if (url.size() >= sizeof text) return true;
         std::memcpy(text, url.data(), url.size());

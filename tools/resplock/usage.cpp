@@ -4,6 +4,9 @@
 
 #include "resplock/core/config.h"
 #include "resplock/version.h"
+#ifdef RESPLOCK_CLI_TLS
+#include "mbedtls/version.h"
+#endif
 
 namespace resplock_cli {
 
@@ -188,7 +191,20 @@ constexpr const char usage_text[] =
     "  ./deploy.sh\n"
     "  resplock release deploy \"$token\"\n";
 
-constexpr const char version_text[] = "resplock " RESPLOCK_VERSION "\n";
+// What the build has: TLS (the mbedTLS it was compiled against) and how it is linked
+// (RESPLOCK_CLI_STATIC: `make STATIC=1`, scripts/static.sh).
+#ifdef RESPLOCK_CLI_TLS
+#define RESPLOCK_CLI_TLS_TEXT "TLS: mbedTLS " MBEDTLS_VERSION_STRING
+#else
+#define RESPLOCK_CLI_TLS_TEXT "TLS: none (rediss:// URLs are refused)"
+#endif
+#ifdef RESPLOCK_CLI_STATIC
+#define RESPLOCK_CLI_LINKED_TEXT "static"
+#else
+#define RESPLOCK_CLI_LINKED_TEXT "dynamic"
+#endif
+constexpr const char version_text[] = "resplock " RESPLOCK_VERSION "\n" RESPLOCK_CLI_TLS_TEXT
+                                      "\nlinked: " RESPLOCK_CLI_LINKED_TEXT "\n";
 
 }  // namespace
 

@@ -36,7 +36,9 @@ class FairLock::Names {
     std::string_view wake() const noexcept { return wake_; }        // BASE:f:TOKEN
     // BASE:f:, the wake lists' prefix.
     std::string_view prefix() const noexcept {
-        return wake_.substr(0, queue_.size() + 1);  // BASE:q is as long as BASE:f
+        // BASE:q is as long as BASE:f; no substr(), whose range check could throw.
+        const std::size_t n = queue_.size() + 1;
+        return {wake_.data(), n < wake_.size() ? n : wake_.size()};
     }
 
   private:

@@ -51,7 +51,9 @@ class Semaphore::Names {
     std::string_view own() const noexcept { return own_; }          // BASE:f:TOKEN
     // BASE:f:, the wake lists' prefix.
     std::string_view prefix() const noexcept {
-        return own_.substr(0, queue_.size() + 1);  // BASE:q is as long as BASE:f
+        // BASE:q is as long as BASE:f; no substr(), whose range check could throw.
+        const std::size_t n = queue_.size() + 1;
+        return {own_.data(), n < own_.size() ? n : own_.size()};
     }
 
   private:

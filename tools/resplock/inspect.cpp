@@ -8,6 +8,7 @@
 #include "resplock/core/hold.hpp"
 #include "resplock/core/resp.hpp"
 #include "resplock/variants/semaphore.hpp"
+#include "text.hpp"
 
 namespace resplock_cli {
 
@@ -84,7 +85,7 @@ bool to_fence(const resplock::resp::Value& v, std::uint64_t& out) {
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+    return s.size() >= suffix.size() && slice(s, s.size() - suffix.size()) == suffix;
 }
 
 // Whether `base` carries a hash tag: a '{' followed later by a '}' with something between.
@@ -185,13 +186,13 @@ bool is_companion(std::string_view key, std::string_view type) {
     for (const Suffix& s : suffixes) {
         const std::string_view suffix(s.text);
         if (type == s.type && ends_with(key, suffix) &&
-            has_tag(key.substr(0, key.size() - suffix.size()))) {
+            has_tag(slice(key, 0, key.size() - suffix.size()))) {
             return true;
         }
     }
     // BASE:f:TOKEN, a fair waiter's wake list: the last ":f:" before a token.
     const std::size_t f = key.rfind(":f:");
-    return type == "list" && f != std::string_view::npos && has_tag(key.substr(0, f));
+    return type == "list" && f != std::string_view::npos && has_tag(slice(key, 0, f));
 }
 
 Status visit_leases(resplock::Connection& conn, std::string_view key, LeaseVisit visit, void* ctx) {

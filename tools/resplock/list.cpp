@@ -9,6 +9,7 @@
 #include "inspect.hpp"
 #include "messages.hpp"
 #include "resplock/core/resp.hpp"
+#include "text.hpp"
 #include "view_output.hpp"
 
 namespace resplock_cli {
@@ -55,7 +56,7 @@ std::string_view next_field(std::string_view line, std::size_t& pos) {
     const std::size_t start = pos;
     while (pos < line.size() && line[pos] != ' ')
         ++pos;
-    return line.substr(start, pos - start);
+    return slice(line, start, pos - start);
 }
 
 bool has_flag(std::string_view flags, std::string_view flag) {
@@ -63,7 +64,7 @@ bool has_flag(std::string_view flags, std::string_view flag) {
     while (pos <= flags.size()) {
         std::size_t comma = flags.find(',', pos);
         if (comma == std::string_view::npos) comma = flags.size();
-        if (flags.substr(pos, comma - pos) == flag) return true;
+        if (slice(flags, pos, comma - pos) == flag) return true;
         pos = comma + 1;
     }
     return false;
@@ -77,7 +78,7 @@ std::size_t parse_masters(std::string_view text, const char* url_host) {
     while (!text.empty() && count < max_masters) {
         std::size_t end = text.find('\n');
         if (end == std::string_view::npos) end = text.size();
-        const std::string_view line = text.substr(0, end);
+        const std::string_view line = slice(text, 0, end);
         text.remove_prefix(end == text.size() ? end : end + 1);
         std::size_t pos = 0;
         (void)next_field(line, pos);  // the node id
@@ -87,15 +88,15 @@ std::size_t parse_masters(std::string_view text, const char* url_host) {
             has_flag(flags, "handshake")) {
             continue;
         }
-        address = address.substr(0, address.find('@'));
+        address = slice(address, 0, address.find('@'));
         const std::size_t colon = address.rfind(':');
         if (colon == std::string_view::npos) continue;
         unsigned long port = 0;
-        for (const char c : address.substr(colon + 1)) {
+        for (const char c : slice(address, colon + 1)) {
             if (c < '0' || c > '9' || port > 65535) break;
             port = port * 10 + static_cast<unsigned long>(c - '0');
         }
-        std::string_view ip = address.substr(0, colon);
+        std::string_view ip = slice(address, 0, colon);
         if (ip.empty()) ip = url_host;
         if (port == 0 || port > 65535 || ip.size() > max_host_len) continue;
         Master& m = masters[count++];

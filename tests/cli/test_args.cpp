@@ -1329,3 +1329,18 @@ TEST(help_text_names_the_flock_options) {
         if (!CHECK(contains(all, word))) std::printf("      missing: %s\n", word);
     }
 }
+
+TEST(flock_options_left_out_are_refused) {
+    // docs/cli.md says why: one exclusive mode, -u is --url, run always forks.
+    for (const char* arg : {"-s", "--shared", "-x", "-e", "--exclusive", "--unlock", "-o",
+                            "--close", "-F", "--no-fork", "--fcntl"}) {
+        refused(Parsed({arg, "acquire", "k"}), std::string("unknown option '") + arg + "'");
+    }
+}
+
+TEST(short_option_with_an_equals_sign_takes_it_as_its_value) {
+    refused(Parsed({"-w=5", "acquire", "k"}), std::string(seconds_refusal) + "=5'");
+    refused(Parsed({"-E=3", "acquire", "k"}), "got '=3'");
+    const Parsed c({"run", "k", "-c=x"});
+    if (accepted(c)) CHECK_TEXT(c.o.shell_command, "=x");
+}

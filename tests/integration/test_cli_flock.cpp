@@ -199,8 +199,9 @@ TEST(run_c_runs_cmd_through_sh) {
     if (!CHECK(r.out.rfind("hi\nflock:c\n", 0) == 0) || !CHECK(trim(r.out) != "hi\nflock:c\n0"))
         show(r);
     CHECK_EQ(server().cli({"EXISTS", "flock:c"}), "0");  // released after
-    // The shell is /bin/sh.
-    r = cli({"-u", u, "run", "flock:c", "-c", "echo \"$0\""});
+    // The shell is /bin/sh, whatever $SHELL says.
+    r = cli({"-u", u, "run", "flock:c", "-c", "echo \"$0\""}, {{"SHELL", "/bin/false"}});
+    CHECK_EQ(r.code, 0);
     CHECK_EQ(trim(r.out), "/bin/sh");
     // Its exit status passes through; builtins work (cd, exit, a function, a loop).
     CHECK_EQ(cli({"-u", u, "run", "flock:c", "-c", "exit 7"}).code, 7);

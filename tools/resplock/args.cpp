@@ -354,14 +354,14 @@ bool split_option(const char* arg, std::string_view& name, const char*& value) {
         return true;
     }
     // Short options that take a value: "-u URL" or "-uURL".
-    const char* const with_value[][2] = {
-        {"u", "url"}, {"w", "wait-seconds"}, {"E", "conflict-exit-code"}, {"c", "command"}};
-    for (const auto& option : with_value) {
-        if (arg[1] == option[0][0]) {
-            name = option[1];
-            if (arg[2] != '\0') value = arg + 2;
-            return true;
-        }
+    name = arg[1] == 'u'   ? "url"
+           : arg[1] == 'w' ? "wait-seconds"
+           : arg[1] == 'E' ? "conflict-exit-code"
+           : arg[1] == 'c' ? "command"
+                           : "";
+    if (!name.empty()) {
+        if (arg[2] != '\0') value = arg + 2;
+        return true;
     }
     // Flags: alone only (no bundling: "-nE 3" is refused, "-n -E 3" is the way).
     if ((arg[1] == 'h' || arg[1] == 'n') && arg[2] == '\0') {

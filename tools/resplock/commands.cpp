@@ -284,9 +284,12 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
         return exit_lost;
     }
     Held held(lock, o);
-    // -c CMD: /bin/sh -c CMD. exec*() take char* for historical reasons and write nothing.
+    // -c CMD: /bin/sh -c CMD. exec*() take char* for historical reasons and write nothing, and
+    // CMD is a string of argv.
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-const-cast)
     char* shell_argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
                           const_cast<char*>(o.shell_command), nullptr};
+    // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
     char** argv = o.shell_command != nullptr ? shell_argv : o.run_argv;
     const RunRequest request{o.operands[0], o.key_shown.text, argv, o.ttl_ms, o.fence,
                              fence,         o.limit};

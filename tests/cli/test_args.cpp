@@ -420,7 +420,8 @@ TEST(flags_are_set) {
 }
 
 TEST(flags_refuse_values) {
-    for (const char* flag : {"fence", "wake", "insecure-skip-tls-verify", "help", "version"}) {
+    for (const char* flag :
+         {"fence", "wake", "insecure-skip-tls-verify", "help", "version", "nonblock"}) {
         for (const char* value : {"1", "yes", ""}) {
             refused(Parsed({std::string("--") + flag + "=" + value, "acquire", "k"}),
                     std::string("--") + flag + " takes no value");
@@ -440,8 +441,13 @@ TEST(flag_followed_by_a_word_takes_it_as_an_operand) {
 // --help and --version
 
 TEST(help_and_version) {
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"--help"}, {"-h"}, {"status", "k", "-h"}, {"--help", "--bogus"}, {"-h", "frob"}}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"--help"},
+                                               {"-h"},
+                                               {"help"},
+                                               {"--help", "--bogus"},
+                                               {"-h", "frob"},
+                                               {"-h", "status"}}) {
         const Parsed p(args);
         const bool ok = CHECK_EQ(p.code, resplock_cli::exit_ok) && CHECK(p.err.empty()) &&
                         CHECK(p.out.rfind("Usage: resplock [OPTIONS] COMMAND ...\n", 0) == 0) &&
@@ -557,7 +563,8 @@ TEST(unknown_option_echo_is_masked_and_cut) {
 TEST(missing_values) {
     for (const char* option :
          {"--url", "--password-file", "--ttl", "--wait", "--timeout", "--once-per", "--cacert",
-          "--cert", "--key", "--tls-server-name", "-u"}) {
+          "--cert", "--key", "--tls-server-name", "-u", "-w", "--wait-seconds", "-E",
+          "--conflict-exit-code", "-c", "--command"}) {
         refused(Parsed({"acquire", "k", option}),
                 std::string("option ") + option + " needs a value");
     }
@@ -787,7 +794,8 @@ TEST(run_without_command_is_refused) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"run", "k"}, {"run", "k", "--"}, {"run", "--", "k"}, {"run", "--", "k", "--"}}) {
         refused(Parsed(args),
-                "run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
+                "run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...], or "
+                "resplock run KEY -c CMD)");
     }
     refused(Parsed({"run", "k", "-x", "--", "true"}), "unknown option '-x'");
 }
@@ -840,8 +848,9 @@ TEST(limit_given_twice_is_refused) {
     refused(Parsed({"--limit=3", "--limit=3", "status", "k"}), "--limit given twice");
 }
 
-TEST(n_is_not_a_short_limit) {
-    refused(Parsed({"-n", "3", "acquire", "k"}), "unknown option '-n'");
+TEST(n_is_nonblock_not_a_short_limit) {
+    // -n is flock's --nonblock: the "3" is then taken for the command.
+    refused(Parsed({"-n", "3", "acquire", "k"}), "unknown command '3'");
     refused(Parsed({"-n3", "acquire", "k"}), "unknown option '-n3'");
 }
 
@@ -986,4 +995,402 @@ TEST(list_and_inspection_misuse_is_refused) {
     refused(Parsed({"-u", "redis://a,redis://b,redis://c", "list"}), "not with a quorum of 3");
     refused(Parsed({"-u", "redis://a,redis://b,redis://c", "status", "--json", "k"}),
             "not with a quorum of 3");
+}
+
+// ---------------------------------------------------------------------------------------------
+// flock(1)'s options: -n, -w SECONDS, -E CODE, run -c CMD
+
+namespace {
+
+const char seconds_refusal[] =
+    "-w/--wait-seconds: expected a number of seconds in 0..2147483.647 with at most 3 decimals "
+    "(5, 2.5, 0.001), got '";
+
+}  // namespace
+
+TEST(nonblock_is_a_single_attempt_in_every_form) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"-n", "acquire", "k"},
+                                               {"--nonblock", "acquire", "k"},
+                                               {"acquire", "k", "-n"},
+                                               {"run", "k", "-n", "--", "true"},
+                                               {"-n", "-n", "acquire", "k"}}) {
+        const Parsed p(args);
+        if (!accepted(p)) continue;
+        CHECK_EQ(p.o.wait_ms, 0U);
+        CHECK_TEXT(p.o.wait_option, "-n/--nonblock");
+    }
+}
+
+TEST(nonblock_wait_and_wait_seconds_exclude_each_other) {
+    struct Case {
+        std::vector<std::string> args;
+        const char* text;
+    };
+    const std::vector<Case> cases = {
+        {{"-n", "--wait", "5", "acquire", "k"}, "-n/--nonblock and --wait"},
+        {{"--wait=5", "-n", "acquire", "k"}, "--wait and -n/--nonblock"},
+        {{"--wait", "0", "--nonblock", "acquire", "k"}, "--wait and -n/--nonblock"},
+        {{"-n", "-w", "1", "acquire", "k"}, "-n/--nonblock and -w/--wait-seconds"},
+        {{"-w1", "--nonblock", "run", "k", "--", "true"}, "-w/--wait-seconds and -n/--nonblock"},
+        {{"--wait", "5", "-w", "1", "acquire", "k"}, "--wait and -w/--wait-seconds"},
+        {{"--wait-seconds=1", "--wait=5", "acquire", "k"}, "-w/--wait-seconds and --wait"},
+        {{"acquire", "k", "-w", "1", "--wait", "1000"}, "-w/--wait-seconds and --wait"},
+    };
+    for (const Case& c : cases)
+        refused(Parsed(c.args), std::string(c.text) + " cannot be combined: both set how long");
+    // The same option again: its last value, as for every value option.
+    const Parsed twice({"-w", "1", "-w", "2.5", "acquire", "k"});
+    if (accepted(twice)) CHECK_EQ(twice.o.wait_ms, 2500U);
+    const Parsed waits({"--wait", "1", "--wait", "7", "acquire", "k"});
+    if (accepted(waits)) CHECK_EQ(waits.o.wait_ms, 7U);
+}
+
+TEST(wait_seconds_in_every_form) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"-w", "2.5", "acquire", "k"},
+                                               {"-w2.5", "acquire", "k"},
+                                               {"--wait-seconds", "2.5", "acquire", "k"},
+                                               {"--wait-seconds=2.5", "acquire", "k"},
+                                               {"acquire", "k", "-w", "2.5"},
+                                               {"run", "k", "-w2.5", "--", "true"}}) {
+        const Parsed p(args);
+        if (!accepted(p)) continue;
+        CHECK_EQ(p.o.wait_ms, 2500U);
+        CHECK_TEXT(p.o.wait_option, "-w/--wait-seconds");
+    }
+}
+
+TEST(wait_seconds_take_fractions_to_the_millisecond) {
+    struct Case {
+        const char* text;
+        std::uint32_t ms;
+    };
+    const Case cases[] = {
+        {"0", 0},
+        {"0.0", 0},
+        {"5", 5000},
+        {"2.5", 2500},
+        {"0.5", 500},
+        {".5", 500},
+        {"5.", 5000},
+        {"0.001", 1},
+        {"0.01", 10},
+        {"1.234", 1234},
+        {"007.5", 7500},
+        // More than 3 decimals: only zeros, which say no more than 3 would.
+        {"0.0010", 1},
+        {"1.500000", 1500},
+        {"2147483.647", 2147483647U},
+        {"2147483", 2147483000U},
+    };
+    for (const Case& c : cases) {
+        const Parsed p({"-w", c.text, "acquire", "k"});
+        if (accepted(p) && !CHECK_EQ(p.o.wait_ms, c.ms)) p.show();
+    }
+}
+
+TEST(wait_seconds_refuse_signs_blanks_junk_sub_milliseconds_and_overflow) {
+    for (const char* v : {"-1",
+                          "-0",
+                          "+1",
+                          " 1",
+                          "1 ",
+                          "",
+                          ".",
+                          "..5",
+                          "1.2.3",
+                          "1e3",
+                          "1E3",
+                          "5s",
+                          "5ms",
+                          "0x1",
+                          "1,5",
+                          "abc",
+                          "inf",
+                          "nan",
+                          "0.0015",
+                          "0.0001",
+                          "1.2345",
+                          "2147483.648",
+                          "2147484",
+                          "2147483647",
+                          "4294967.296",
+                          "99999999999999999999",
+                          "18446744073709551.616"}) {
+        refused(Parsed({"-w", v, "acquire", "k"}), std::string(seconds_refusal) + v + "'");
+        refused(Parsed({std::string("--wait-seconds=") + v, "acquire", "k"}),
+                std::string(seconds_refusal) + v + "'");
+    }
+}
+
+TEST(conflict_exit_code_in_every_form) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"-E", "3", "acquire", "k"},
+                                               {"-E3", "acquire", "k"},
+                                               {"--conflict-exit-code", "3", "acquire", "k"},
+                                               {"--conflict-exit-code=3", "acquire", "k"},
+                                               {"run", "k", "-E", "3", "--", "true"},
+                                               {"--limit", "2", "-E3", "acquire", "k"},
+                                               {"--fair", "-E", "3", "run", "k", "-c", "true"}}) {
+        const Parsed p(args);
+        if (!accepted(p)) continue;
+        CHECK_EQ(p.o.busy_exit, 3);
+        CHECK(p.o.busy_exit_given);
+    }
+    const Parsed none({"acquire", "k"});
+    if (accepted(none)) CHECK_EQ(none.o.busy_exit, 75);
+    for (const char* v : {"0", "255", "075"}) {
+        const Parsed p({"-E", v, "acquire", "k"});
+        if (accepted(p)) CHECK_EQ(p.o.busy_exit, std::stoi(v));
+    }
+}
+
+TEST(conflict_exit_code_refuses_junk_and_other_commands) {
+    for (const char* v :
+         {"256", "1000", "-1", "+3", "", " 3", "3 ", "3.0", "1e2", "x", "0x3", "4294967299"}) {
+        const std::string text =
+            std::string(
+                "-E/--conflict-exit-code: expected an exit status, a whole number in 0..255, "
+                "got '") +
+            v + "'";
+        refused(Parsed({"-E", v, "acquire", "k"}), text);
+        refused(Parsed({std::string("--conflict-exit-code=") + v, "acquire", "k"}), text);
+    }
+    for (const std::vector<std::string>& line : std::vector<std::vector<std::string>>{
+             {"status", "k"}, {"release", "k", "t"}, {"extend", "k", "t"}}) {
+        std::vector<std::string> args = {"-E", "3"};
+        args.insert(args.end(), line.begin(), line.end());
+        refused(Parsed(args), "-E/--conflict-exit-code applies to run and acquire only");
+    }
+}
+
+TEST(run_command_through_sh_in_every_form) {
+    const std::string cmd = "echo hi; sleep 1";
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"run", "k", "-c", cmd},
+                                               {"run", "k", "-c" + cmd},
+                                               {"run", "k", "--command", cmd},
+                                               {"run", "k", "--command=" + cmd},
+                                               {"-c", cmd, "run", "k"},
+                                               {"run", "-c", cmd, "k"},
+                                               {"run", "k", "-c", cmd, "--"},
+                                               {"run", "k", "-c", cmd, "--ttl", "5000"}}) {
+        const Parsed p(args);
+        if (!accepted(p)) continue;
+        CHECK(p.o.command == Command::run);
+        CHECK_TEXT(p.o.operands[0], "k");
+        CHECK_TEXT(p.o.shell_command, cmd);
+        CHECK(p.o.run_argv == nullptr);
+    }
+    // A value is the next argument even when it starts with a dash.
+    const Parsed dash({"run", "k", "-c", "-x"});
+    if (accepted(dash)) CHECK_TEXT(dash.o.shell_command, "-x");
+    // After the separator, or once COMMAND has started, -c is COMMAND's.
+    const Parsed started({"run", "k", "true", "-c", "x", "--", "z"});
+    if (accepted(started)) {
+        CHECK(started.o.shell_command == nullptr);
+        CHECK(started.command() == std::vector<std::string>({"true", "-c", "x", "--", "z"}));
+    }
+    const Parsed after({"run", "k", "--", "sh", "-c", "exit 3"});
+    if (accepted(after)) {
+        CHECK(after.o.shell_command == nullptr);
+        CHECK(after.command() == std::vector<std::string>({"sh", "-c", "exit 3"}));
+    }
+}
+
+TEST(run_command_refusals) {
+    const char both[] = "run: give either -c CMD or -- COMMAND [ARGS...], not both";
+    refused(Parsed({"run", "k", "-c", "true", "--", "true"}), both);
+    refused(Parsed({"run", "k", "-c", "true", "true"}), both);
+    refused(Parsed({"-c", "true", "run", "k", "--", "echo"}), both);
+    refused(Parsed({"run", "k", "-c", ""}), "-c/--command needs a command for sh -c");
+    refused(Parsed({"run", "k", "--command="}), "-c/--command needs a command for sh -c");
+    for (const std::vector<std::string>& line : std::vector<std::vector<std::string>>{
+             {"acquire", "k"}, {"status", "k"}, {"release", "k", "t"}, {"extend", "k", "t"}}) {
+        std::vector<std::string> args = line;
+        args.insert(args.end(), {"-c", "true"});
+        refused(Parsed(args), "-c/--command applies to run only (resplock run KEY -c CMD)");
+    }
+    refused(Parsed({"run", "k", "-c"}), "option -c needs a value");
+}
+
+TEST(short_options_are_not_bundled) {
+    for (const char* arg : {"-nE", "-n3", "-nw5", "-hn", "-nh", "-n-"}) {
+        refused(Parsed({arg, "3", "acquire", "k"}),
+                std::string("unknown option '") + arg + "' (-" + arg[1] +
+                    " takes no value, and short options are not bundled: give each on its own)");
+    }
+    // A short option that takes a value takes the rest of its argument: here '-n' is -E's value.
+    refused(Parsed({"-E-n", "acquire", "k"}), "got '-n'");
+    refused(Parsed({"-w-n", "acquire", "k"}), std::string(seconds_refusal) + "-n'");
+    const Parsed c({"run", "k", "-c-n"});
+    if (accepted(c)) CHECK_TEXT(c.o.shell_command, "-n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Help per command: resplock help [COMMAND], resplock COMMAND --help
+
+namespace {
+
+const std::vector<std::string> command_list = {"acquire", "release", "extend", "status", "run"};
+
+std::string whole_help() {
+    return Parsed({"--help"}).out;
+}
+
+// The lines of a text.
+std::vector<std::string> lines_of(const std::string& text) {
+    std::vector<std::string> lines;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        const std::size_t end = text.find('\n', start);
+        lines.push_back(text.substr(start, end - start));
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return lines;
+}
+
+}  // namespace
+
+TEST(help_command_prints_the_whole_help) {
+    const std::string all = whole_help();
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"help"}, {"help", "help"}, {"help", "-h"}, {"--ttl", "5", "help"}}) {
+        const Parsed p(args);
+        const bool ok =
+            CHECK_EQ(p.code, resplock_cli::exit_ok) && CHECK(p.err.empty()) && CHECK_EQ(p.out, all);
+        if (!ok) p.show();
+    }
+    CHECK(contains(all, "  help [COMMAND]           show this help, or COMMAND's alone"));
+}
+
+TEST(help_of_each_command_in_every_form) {
+    for (const std::string& command : command_list) {
+        const Parsed topic({"help", command});
+        if (!CHECK_EQ(topic.code, resplock_cli::exit_ok) || !CHECK(topic.err.empty())) {
+            topic.show();
+            continue;
+        }
+        CHECK(topic.out.rfind("Usage: resplock [OPTIONS] " + command, 0) == 0);
+        CHECK(topic.out != whole_help());
+        // The same text after the command, with --help or -h, whatever else is on the line.
+        for (const std::vector<std::string>& args :
+             std::vector<std::vector<std::string>>{{command, "--help"},
+                                                   {command, "-h"},
+                                                   {command, "k", "-h"},
+                                                   {"--ttl", "5000", command, "k", "--help"},
+                                                   {command, "-h", "--bogus"}}) {
+            const Parsed p(args);
+            const bool ok = CHECK_EQ(p.code, resplock_cli::exit_ok) && CHECK(p.err.empty()) &&
+                            CHECK_EQ(p.out, topic.out);
+            if (!ok) p.show();
+        }
+        // --help before the command: the whole help.
+        const Parsed before({"--help", command});
+        CHECK_EQ(before.out, whole_help());
+    }
+}
+
+TEST(help_of_a_command_shows_what_applies_to_it) {
+    struct Case {
+        const char* command;
+        std::vector<const char*> present;
+        std::vector<const char*> absent;
+    };
+    const std::vector<Case> cases = {
+        {"acquire",
+         {"Usage: resplock [OPTIONS] acquire KEY\n", "  acquire KEY              take the lock",
+          "--wait MS", "-w, --wait-seconds SECONDS", "-n, --nonblock",
+          "-E, --conflict-exit-code CODE", "--ttl MS", "--fence", "--once-per MS", "--url URL",
+          "-h, --help", "    0  ", "   64  ", "   69  ", "   74  ", "   75  ", "   76  ", "   77  ",
+          "token=$(resplock --ttl 120000 acquire deploy)"},
+         {"-c, --command", "--version", "    1  ", "   70  ", "  126  ", "  127  ", "release KEY",
+          "run KEY"}},
+        {"release",
+         {"Usage: resplock [OPTIONS] release KEY TOKEN\n", "--wake", "--fair", "--limit N",
+          "    1  ", "   64  ", "   69  "},
+         {"--wait MS", "-w, --wait-seconds", "-n, --nonblock", "-E, --conflict", "-c, --command",
+          "--ttl MS", "--fence  ", "   74  ", "   75  ", "   70  ", "  127  "}},
+        {"extend",
+         {"Usage: resplock [OPTIONS] extend KEY TOKEN\n", "--ttl MS", "--replicas N", "    1  "},
+         {"--wait MS", "-n, --nonblock", "-E, --conflict", "      --wake  ", "   75  ", "   70  "}},
+        {"status",
+         {"Usage: resplock [OPTIONS] status KEY\n", "held forever", "--limit N", "    1  "},
+         {"--ttl MS", "--wait MS", "-E, --conflict", "--fence  ", "   75  ", "Examples:"}},
+        {"run",
+         {"Usage: resplock [OPTIONS] run KEY -- COMMAND [ARG...]\n"
+          "       resplock [OPTIONS] run KEY -c CMD\n",
+          "-c, --command CMD", "-n, --nonblock", "-E, --conflict-exit-code CODE", "   70  ",
+          "   75  ", "  126  ", "  127  ", "  any other: ", "RESPLOCK_TOKEN",
+          "resplock --wait 60000 run nightly-backup"},
+         {"    1  ", "   74  ", "acquire KEY ", "token=$(resplock"}},
+    };
+    for (const Case& c : cases) {
+        const Parsed p({"help", c.command});
+        for (const char* word : c.present) {
+            if (!CHECK(contains(p.out, word)))
+                std::printf("      %s: missing %s\n", c.command, word);
+        }
+        for (const char* word : c.absent) {
+            if (!CHECK(!contains(p.out, word)))
+                std::printf("      %s: present %s\n", c.command, word);
+        }
+    }
+}
+
+TEST(help_of_a_command_is_made_of_the_whole_helps_lines) {
+    // Each text is written once: every line of a command's help, but its Usage lines, is a line
+    // of the whole help.
+    const std::vector<std::string> all = lines_of(whole_help());
+    for (const std::string& command : command_list) {
+        const Parsed p({"help", command});
+        for (const std::string& line : lines_of(p.out)) {
+            if (line.rfind("Usage: ", 0) == 0 || line.rfind("       resplock ", 0) == 0) continue;
+            bool found = false;
+            for (const std::string& l : all)
+                found = found || l == line;
+            if (!CHECK(found))
+                std::printf("      %s: not in --help: '%s'\n", command.c_str(), line.c_str());
+        }
+    }
+}
+
+TEST(help_refuses_unknown_commands_and_extra_words) {
+    refused(Parsed({"help", "nosuch"}),
+            "help: unknown command 'nosuch' (commands: acquire, release, extend, status, run, "
+            "help)");
+    refused(Parsed({"help", "RUN"}), "help: unknown command 'RUN'");
+    refused(Parsed({"help", ""}), "help: unknown command ''");
+    refused(Parsed({"help", "run", "acquire"}),
+            "help: too many arguments (resplock help [COMMAND])");
+    refused(Parsed({"help", "--bogus"}), "unknown option '--bogus'");
+    refused(Parsed({"help", "--ttl", "0"}), "--ttl: expected");
+    // An unknown command before --help is refused, as before.
+    refused(Parsed({"frob", "--help"}), "unknown command 'frob'");
+}
+
+TEST(help_text_names_the_flock_options) {
+    const std::string all = whole_help();
+    for (const char* word : {"-w, --wait-seconds SECONDS", "-n, --nonblock",
+                             "-E, --conflict-exit-code CODE", "-c, --command CMD", "run KEY -c CMD",
+                             "not bundled: -n -E 3, not -nE 3", "-E CODE: CODE instead of 75"}) {
+        if (!CHECK(contains(all, word))) std::printf("      missing: %s\n", word);
+    }
+}
+
+TEST(flock_options_left_out_are_refused) {
+    // docs/cli.md says why: one exclusive mode, -u is --url, run always forks.
+    for (const char* arg : {"-s", "--shared", "-x", "-e", "--exclusive", "--unlock", "-o",
+                            "--close", "-F", "--no-fork", "--fcntl"}) {
+        refused(Parsed({arg, "acquire", "k"}), std::string("unknown option '") + arg + "'");
+    }
+}
+
+TEST(short_option_with_an_equals_sign_takes_it_as_its_value) {
+    refused(Parsed({"-w=5", "acquire", "k"}), std::string(seconds_refusal) + "=5'");
+    refused(Parsed({"-E=3", "acquire", "k"}), "got '=3'");
+    const Parsed c({"run", "k", "-c=x"});
+    if (accepted(c)) CHECK_TEXT(c.o.shell_command, "=x");
 }

@@ -499,9 +499,14 @@ TEST_TAGGED(help_and_version, "slow_launcher_ok") {
                              "75",        "76",        "77",        "Example"}) {
         if (!CHECK(contains(r.out, word))) std::printf("      missing: %s\n", word);
     }
-    const Result h = cli({"status", "k", "-h"});
+    // -h before the command: the whole help; after it, the command's own.
+    const Result h = cli({"-h", "status", "k"});
     CHECK_EQ(h.code, 0);
     CHECK_EQ(h.out, r.out);
+    const Result s = cli({"status", "k", "-h"});
+    CHECK_EQ(s.code, 0);
+    CHECK_EQ(s.out, cli({"help", "status"}).out);
+    CHECK(s.out.rfind("Usage: resplock [OPTIONS] status KEY\n", 0) == 0);
 
     r = cli({"--version"});
     CHECK_EQ(r.code, 0);

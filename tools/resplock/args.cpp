@@ -124,6 +124,72 @@ constexpr std::uint32_t shortest_ttl_ms() {
 constexpr std::uint32_t min_ttl_ms = shortest_ttl_ms();
 static_assert(min_ttl_ms == 3, "--help and docs/cli.md state the shortest TTL: 3 ms");
 
+// -w/--wait-seconds SECONDS (flock's -w): a decimal number of seconds, "5", "2.5", ".5", "0.001",
+// in milliseconds: at most 3 decimals count, more only when they are zeros ("0.0010"; "0.0015" is
+// finer than a millisecond). No sign, blank, exponent or unit; at most max_ms ms (2147483.647).
+// Sets out only when it returns true.
+bool parse_seconds(std::string_view text, std::uint32_t& out) {
+    std::uint64_t ms = 0;
+    std::size_t i = 0;
+    for (; i < text.size() && is_digit(text[i]); ++i) {
+        ms = ms * 10 + static_cast<std::uint64_t>(text[i] - '0');
+        if (ms > max_ms) return false;  // also keeps ms * 1000 below 2^64
+    }
+    const std::size_t whole_digits = i;
+    ms *= 1000;
+    std::size_t decimals = 0;
+    if (i < text.size() && text[i] == '.') {
+        for (++i; i < text.size() && is_digit(text[i]); ++i, ++decimals) {
+            const auto digit = static_cast<std::uint64_t>(text[i] - '0');
+            if (decimals < 3) {
+                ms += digit * (decimals == 0 ? 100U : decimals == 1 ? 10U : 1U);
+            } else if (digit != 0) {
+                return false;  // finer than a millisecond
+            }
+        }
+    }
+    if (i != text.size() || whole_digits + decimals == 0 || ms > max_ms) return false;
+    out = static_cast<std::uint32_t>(ms);
+    return true;
+}
+
+bool set_seconds(const char* value, std::uint32_t& out) {
+    if (!parse_seconds(value, out)) {
+        report(
+            "-w/--wait-seconds: expected a number of seconds in 0..2147483.647 with at most 3 "
+            "decimals (5, 2.5, 0.001), got '%s'",
+            Shown(value).text);
+        return false;
+    }
+    return true;
+}
+
+// --wait, -w and -n each set how long to wait for a busy lock: one of them only (given again,
+// the same one's last value counts, as for every value option).
+bool set_wait_option(Options& o, const char* option) {
+    if (o.wait_option != nullptr && std::strcmp(o.wait_option, option) != 0) {
+        report("%s and %s cannot be combined: both set how long to wait for a busy lock",
+               o.wait_option, option);
+        return false;
+    }
+    o.wait_option = option;
+    return true;
+}
+
+// -E/--conflict-exit-code CODE: an exit status, 0..255.
+bool set_busy_exit(Options& o, const char* value) {
+    std::uint32_t code = 0;
+    if (!parse_number(value, 0, 255, code)) {
+        report(
+            "-E/--conflict-exit-code: expected an exit status, a whole number in 0..255, got '%s'",
+            Shown(value).text);
+        return false;
+    }
+    o.busy_exit = static_cast<int>(code);
+    o.busy_exit_given = true;
+    return true;
+}
+
 // --ttl MS: a number option, and long enough to leave some validity.
 bool set_ttl(const char* value, std::uint32_t& out) {
     std::uint32_t ttl = 0;
@@ -147,8 +213,20 @@ bool apply_option(Options& o, std::string_view name, const char* value) {
     if (name == "ttl") {
         return set_ttl(value, o.ttl_ms);
     } else if (name == "wait") {
+        if (!set_wait_option(o, "--wait")) return false;
         number = &o.wait_ms;
         lo = 0;
+    } else if (name == "wait-seconds") {
+        return set_wait_option(o, "-w/--wait-seconds") && set_seconds(value, o.wait_ms);
+    } else if (name == "conflict-exit-code") {
+        return set_busy_exit(o, value);
+    } else if (name == "command") {
+        if (*value == '\0') {
+            report("-c/--command needs a command for sh -c");
+            return false;
+        }
+        o.shell_command = value;
+        return true;
     } else if (name == "timeout") {
         number = &o.timeout_ms;
     } else if (name == "once-per") {
@@ -194,7 +272,8 @@ bool takes_value(std::string_view name) {
     return name == "url" || name == "password-file" || name == "ttl" || name == "wait" ||
            name == "timeout" || name == "cacert" || name == "cert" || name == "key" ||
            name == "tls-server-name" || name == "once-per" || name == "owner" ||
-           name == "replicas" || name == "limit" || name == "max";
+           name == "replicas" || name == "limit" || name == "max" || name == "wait-seconds" ||
+           name == "conflict-exit-code" || name == "command";
 }
 
 // Options that take no value.
@@ -217,6 +296,18 @@ bool* off_flag_of(Options& o, std::string_view name) {
 // Adds one positional argument. For run, the first one after KEY starts COMMAND.
 bool add_operand(Options& o, int argc, char** argv, int& i) {
     const char* arg = argv[i];
+    if (o.command == Command::none && o.help_command) {
+        if (o.help_topic != nullptr) {
+            report("help: too many arguments (resplock help [COMMAND])");
+            return false;
+        }
+        o.help_topic = arg;
+        return true;
+    }
+    if (o.command == Command::none && std::strcmp(arg, "help") == 0) {
+        o.help_command = true;
+        return true;
+    }
     if (o.command == Command::none) {
         o.command = command_from(arg);
         o.command_name = arg;
@@ -268,29 +359,59 @@ bool split_option(const char* arg, std::string_view& name, const char*& value) {
         }
         return true;
     }
-    if (arg[1] == 'u') {
-        name = "url";
+    // Short options that take a value: "-u URL" or "-uURL".
+    name = arg[1] == 'u'   ? "url"
+           : arg[1] == 'w' ? "wait-seconds"
+           : arg[1] == 'E' ? "conflict-exit-code"
+           : arg[1] == 'c' ? "command"
+                           : "";
+    if (!name.empty()) {
         if (arg[2] != '\0') value = arg + 2;
         return true;
     }
-    if (arg[1] == 'h' && arg[2] == '\0') {
-        name = "help";
+    // Flags: alone only (no bundling: "-nE 3" is refused, "-n -E 3" is the way).
+    if ((arg[1] == 'h' || arg[1] == 'n') && arg[2] == '\0') {
+        name = arg[1] == 'h' ? "help" : "nonblock";
         return true;
+    }
+    if (arg[1] == 'h' || arg[1] == 'n') {
+        report(
+            "unknown option '%s' (-%c takes no value, and short options are not bundled: give "
+            "each on its own)",
+            Shown(arg).text, arg[1]);
+        return false;
     }
     report("unknown option '%s' (try 'resplock --help')", Shown(arg).text);
     return false;
 }
 
-// --help or --version: prints it and returns the exit code.
-int show_help(std::string_view name, const char* value) {
+// `resplock help [COMMAND]`: the whole help, or COMMAND's.
+int show_help_topic(const Options& o) {
+    if (o.help_topic == nullptr) {
+        usage(stdout);
+    } else if (!command_usage(stdout, o.help_topic)) {
+        report("help: unknown command '%s' (commands: %s)", Shown(o.help_topic).text,
+               command_names);
+        return exit_usage;
+    }
+    return std::fflush(stdout) == 0 ? exit_ok : exit_io;
+}
+
+// --help or --version: prints it and returns the exit code. --help after a command prints that
+// command's help.
+int show_help(const Options& o, std::string_view name, const char* value) {
     if (value != nullptr) {
         report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
         return exit_usage;
     }
-    if (name == "help") {
-        usage(stdout);
-    } else {
+    if (name == "version") {
         version(stdout);
+    } else if (o.help_command) {
+        return show_help_topic(o);
+    } else if (o.command != Command::none) {
+        (void)command_usage(stdout, o.command_name);
+    } else {
+        usage(stdout);
     }
     return std::fflush(stdout) == 0 ? exit_ok : exit_io;
 }
@@ -302,7 +423,15 @@ int parse_option(Options& o, int argc, char** argv, int& i) {
     std::string_view name;
     const char* value = nullptr;
     if (!split_option(arg, name, value)) return exit_usage;
-    if (name == "help" || name == "version") return show_help(name, value);
+    if (name == "help" || name == "version") return show_help(o, name, value);
+    if (name == "nonblock") {
+        if (value != nullptr) {
+            report("--nonblock takes no value");
+            return exit_usage;
+        }
+        o.wait_ms = 0;
+        return set_wait_option(o, "-n/--nonblock") ? -1 : exit_usage;
+    }
     if (bool* flag = flag_of(o, name); flag != nullptr) {
         if (value != nullptr) {
             report("--%.*s takes no value", static_cast<int>(name.size()), name.data());
@@ -386,8 +515,18 @@ int check_operands(Options& o) {
         report("%s: too many arguments (try 'resplock --help')", o.command_name);
         return exit_usage;
     }
-    if (o.command == Command::run && o.run_argv == nullptr) {
-        report("run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...])");
+    if (o.shell_command != nullptr && o.command != Command::run) {
+        report("-c/--command applies to run only (resplock run KEY -c CMD)");
+        return exit_usage;
+    }
+    if (o.command == Command::run && o.shell_command != nullptr && o.run_argv != nullptr) {
+        report("run: give either -c CMD or -- COMMAND [ARGS...], not both");
+        return exit_usage;
+    }
+    if (o.command == Command::run && o.run_argv == nullptr && o.shell_command == nullptr) {
+        report(
+            "run: missing COMMAND after KEY (resplock run KEY -- COMMAND [ARGS...], or "
+            "resplock run KEY -c CMD)");
         return exit_usage;
     }
     return check_key_and_token(o, needs_token);
@@ -458,6 +597,7 @@ int parse_args(int argc, char** argv, Options& o) {
         const int r = parse_option(o, argc, argv, i);
         if (r >= 0) return r;
     }
+    if (o.help_command) return show_help_topic(o);
     return check_operands(o);
 }
 
@@ -476,6 +616,10 @@ int complete_options(Options& o, const char* redis_url) {
     }
     if (o.fence && o.command != Command::run && o.command != Command::acquire) {
         report("--fence applies to run and acquire only");
+        return exit_usage;
+    }
+    if (o.busy_exit_given && o.command != Command::run && o.command != Command::acquire) {
+        report("-E/--conflict-exit-code applies to run and acquire only");
         return exit_usage;
     }
     if (const int r = check_limit(o); r >= 0) return r;

@@ -170,7 +170,7 @@ int fail_acquire(L& lock, Status s, const Options& o, const Target& t) {
     const char* key = o.key_shown.text;
     // Read the server's error text, and whether the request went out, before the release sends
     // anything.
-    const int code = s == Status::busy ? exit_busy : exit_for(s, t);
+    const int code = s == Status::busy ? o.busy_exit : exit_for(s, t);  // -E, else 75
     char why[why_max];
     describe(s, t, why, sizeof why);
     const bool sent = request_may_have_gone(t);
@@ -285,7 +285,14 @@ int cmd_run(L& lock, const Options& o, const Target& t, const resplock_port_t& p
         return exit_lost;
     }
     Held held(lock, o);
-    const RunRequest request{o.operands[0], o.key_shown.text, o.run_argv, o.ttl_ms, o.fence,
+    // -c CMD: /bin/sh -c CMD. exec*() take char* for historical reasons and write nothing, and
+    // CMD is a string of argv.
+    // NOLINTBEGIN(cppcoreguidelines-pro-type-const-cast)
+    char* shell_argv[] = {const_cast<char*>("/bin/sh"), const_cast<char*>("-c"),
+                          const_cast<char*>(o.shell_command), nullptr};
+    // NOLINTEND(cppcoreguidelines-pro-type-const-cast)
+    char** argv = o.shell_command != nullptr ? shell_argv : o.run_argv;
+    const RunRequest request{o.operands[0], o.key_shown.text, argv, o.ttl_ms, o.fence,
                              fence,         o.limit};
     return supervise(resplock::LockRef::to(held), request, t, port);
 }

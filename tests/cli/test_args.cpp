@@ -1358,9 +1358,10 @@ TEST(help_of_a_command_is_made_of_the_whole_helps_lines) {
 }
 
 TEST(help_refuses_unknown_commands_and_extra_words) {
-    refused(Parsed({"help", "nosuch"}),
-            "help: unknown command 'nosuch' (commands: acquire, release, extend, status, run, "
-            "help)");
+    refused(
+        Parsed({"help", "nosuch"}),
+        "help: unknown command 'nosuch' (commands: acquire, release, extend, status, run, list, "
+        "help)");
     refused(Parsed({"help", "RUN"}), "help: unknown command 'RUN'");
     refused(Parsed({"help", ""}), "help: unknown command ''");
     refused(Parsed({"help", "run", "acquire"}),

@@ -55,7 +55,10 @@ touch "$scratch/certs/ca.pem" "$scratch/certs/client.pem"
 cd "$scratch"
 
 expect "resplock ac" "acquire"
-expect "resplock " "acquire extend release run status"
+expect "resplock " "acquire extend help list release run status"
+expect "resplock help r" "release run"
+expect "resplock -w 5 -n l" "list"
+expect "resplock --max 5 list --j" "--json"
 expect "resplock --u" "--url"
 expect "resplock -" "--url -u --ttl --version" has
 expect "resplock --url r" "redis-sentinel:// redis:// rediss-sentinel:// rediss://"

@@ -165,12 +165,13 @@ constexpr Piece options[] = {
      "                           default: 0 (a single attempt)\n"},
     {acquire | run,
      "  -w, --wait-seconds SECONDS\n"
-     "                           the same in seconds, as flock -w: 5, 2.5, .5, 0.001 (at\n"
-     "                           most 3 decimals, more only if zeros; 0..2147483.647);\n"
-     "                           not with --wait or -n (64)\n"},
+     "                           acquire/run: --wait in seconds, as flock -w: 5, 2.5, .5,\n"
+     "                           0.001 (at most 3 decimals, more only if zeros;\n"
+     "                           0..2147483.647); not with --wait or -n (64)\n"},
     {acquire | run,
-     "  -n, --nonblock           fail at once if the lock is busy (75, or -E's CODE): a\n"
-     "                           single attempt, as --wait 0; not with --wait or -w (64)\n"},
+     "  -n, --nonblock           acquire/run: fail at once if the lock is busy (75, or -E's\n"
+     "                           CODE): a single attempt, as --wait 0; not with --wait or\n"
+     "                           -w (64)\n"},
     {acquire | run,
      "  -E, --conflict-exit-code CODE\n"
      "                           acquire/run: exit with CODE (0..255) instead of 75 when the\n"

@@ -6,7 +6,8 @@
 _resplock_takes_value() {
     case $1 in
     -u | --url | --password-file | --ttl | --wait | --timeout | --owner | --once-per | \
-        --replicas | --limit | --cacert | --cert | --key | --tls-server-name)
+        --replicas | --limit | --cacert | --cert | --key | --tls-server-name | -w | \
+        --wait-seconds | -E | --conflict-exit-code | -c | --command | --max)
         return 0
         ;;
     esac
@@ -40,10 +41,12 @@ _resplock() {
     local cur=${words[cword]} prev=
     ((cword > 0)) && prev=${words[cword - 1]}
 
-    local commands="acquire release extend status run"
-    local options="-u --url --password-file --ttl --wait --timeout --owner --no-client-name"
+    local commands="acquire release extend status run list help"
+    local options="-u --url --password-file --ttl --wait -w --wait-seconds -n --nonblock"
+    options+=" -E --conflict-exit-code -c --command --timeout --owner --no-client-name"
     options+=" --fence --once-per --wake --fair --replicas --limit --cacert --cert --key"
-    options+=" --tls-server-name --insecure-skip-tls-verify -h --help --version"
+    options+=" --tls-server-name --insecure-skip-tls-verify --json --verbose --max -h --help"
+    options+=" --version"
     local schemes="redis:// rediss:// redis-sentinel:// rediss-sentinel://"
 
     # The command and how many operands it has so far. After `run KEY --`, the rest is a command
@@ -114,6 +117,8 @@ _resplock() {
         mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     elif [[ $command == run && $operands -eq 1 ]]; then
         COMPREPLY=(--)
+    elif [[ $command == help && $operands -eq 0 ]]; then
+        mapfile -t COMPREPLY < <(compgen -W "$commands" -- "$cur")
     else
         COMPREPLY=()
     fi

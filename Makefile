@@ -7,6 +7,11 @@
 #                                      build/libresplock.a for a bare-metal target (no POSIX port;
 #                                      the float ABI must be the firmware's: -mfloat-abi=soft
 #                                      without -mfpu for a soft-float one)
+#   make CROSS=arm-linux-gnueabihf-    any prefix: CROSS is put before g++ and ar. POSIX=1 (the
+#                                      POSIX port and the tool) when the prefix names a system
+#                                      with POSIX (*-linux-*, darwin, *bsd, cygwin), else POSIX=0
+#                                      (the library only: *-none-eabi-, *-elf-, ...); give
+#                                      POSIX=0 or POSIX=1 to choose
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make clean
@@ -27,11 +32,17 @@ AR := $(CROSS)ar
 endif
 BUILD ?= build
 CXXFLAGS ?= -O2 -g
-# The POSIX port and the tool on a hosted target, neither on bare metal.
-ifneq (,$(findstring none-eabi,$(CROSS)))
-POSIX ?= 0
-else
+# POSIX=1: the POSIX port and the tool; POSIX=0: the library only. By default 1 for the host (no
+# CROSS) and for a prefix naming an operating system with POSIX (linux, darwin, freebsd, netbsd,
+# openbsd, cygwin), 0 for any other prefix: bare metal (arm-none-eabi-, riscv64-unknown-elf-,
+# xtensa-esp32-elf-, ...).
+POSIX_SYSTEMS := linux darwin freebsd netbsd openbsd cygwin
+ifeq (,$(CROSS))
 POSIX ?= 1
+else ifneq (,$(strip $(foreach os,$(POSIX_SYSTEMS),$(findstring $(os),$(CROSS)))))
+POSIX ?= 1
+else
+POSIX ?= 0
 endif
 
 list = $(shell sh scripts/sources.sh $(1))

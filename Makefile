@@ -29,7 +29,10 @@
 #   make footprint [CORE=...]          `make size`, then its figures compared with the core's
 #                                      table in docs/footprint.md (fails when they differ)
 #   make footprint FOOTPRINT_WRITE=1   the same, rewriting that table from the figures
-#   make cortex-m4-tests               the mock-port unit tests run under qemu-system-arm
+#   make cortex-m4-tests [CORE=...]    the mock-port unit tests run under qemu-system-arm, for
+#                                      CORE = cortex-m4 (default, on mps2-an386), cortex-m0plus
+#                                      (ARMv6-M code on mps2-an386, alignment traps on) or
+#                                      cortex-m33 (on mps2-an505), in build/<core>
 CROSS ?=
 ifeq ($(origin CXX),default)
 CXX := $(CROSS)g++
@@ -201,12 +204,15 @@ $(SIZE_BUILD)/src/%.o: src/%.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(SIZE_CXX) $(STRICT) -Werror $(CPPFLAGS) $(SIZE_FLAGS) $(SIZE_ANALYSIS) -MMD -MP -c $< -o $@
 
-# The unit tests as Cortex-M4 programs (tests/target/cortex-m4/unit.mk), each run under QEMU.
-M4_BUILD ?= $(BUILD)/cortex-m4
+# The unit tests as Cortex-M programs (tests/target/cortex-m4/unit.mk), each run under QEMU: the
+# Cortex-M4 and the Cortex-M0+ ones on mps2-an386, the Cortex-M33 ones on mps2-an505.
+M4_BUILD ?= $(BUILD)/$(CORE)
+UNIT_BOARD := $(if $(filter cortex-m33,$(CORE)),mps2-an505,mps2-an386)
 cortex-m4-tests:
-	$(MAKE) -f tests/target/cortex-m4/unit.mk M4_BUILD=$(M4_BUILD)
+	$(MAKE) -f tests/target/cortex-m4/unit.mk M4_BUILD=$(M4_BUILD) M4_CORE=$(CORE)
 	@status=0; for elf in $$(find $(M4_BUILD)/unit -name '*.elf' | LC_ALL=C sort); do \
-	    sh tests/target/cortex-m4/run.sh run $$elf || status=1; done; exit $$status
+	    sh tests/target/cortex-m4/run.sh run $$elf 120 $(UNIT_BOARD) || status=1; done; \
+	    exit $$status
 
 .PHONY: size footprint cortex-m4-tests
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SIZE_OBJ:.o=.d)

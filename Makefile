@@ -104,9 +104,9 @@ clean:
 
 .PHONY: all lib cli clean
 
-# Footprint on a Cortex-M core (CORE; own folder per core; never mixed with the objects above). The core is what a
-# minimal firmware of the plain lock links from the library (firmware_core below), wherever in
-# src/ it lives. Budget: core flash
+# Footprint on a Cortex-M core (CORE; a folder per core, never mixed with the objects above). The
+# core is what a minimal firmware of the plain lock links from the library (firmware_core below),
+# wherever in src/ it lives, on every core. Budget: core flash
 # 4480 B (4096 B for the plain lock, 384 B for the hooks to the optional HA routers and replica
 # acknowledgement and for reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
 # excluded).

@@ -25,8 +25,8 @@ fail() {
 
 mkdir -p "$build"
 # core, float ABI, the architecture the ELF attributes must name
-for entry in cortex-m0plus:soft:v6S-M cortex-m7:hard:v7E-M cortex-m7:soft:v7E-M cortex-m33:hard:v8-M.mainline \
-    cortex-m33:soft:v8-M.mainline; do
+for entry in cortex-m0plus:soft:v6S-M cortex-m7:hard:v7E-M cortex-m7:soft:v7E-M \
+    cortex-m33:hard:v8-M.mainline cortex-m33:soft:v8-M.mainline; do
     core=${entry%%:*}
     rest=${entry#*:}
     abi=${rest%%:*}
@@ -48,7 +48,8 @@ for entry in cortex-m0plus:soft:v6S-M cortex-m7:hard:v7E-M cortex-m7:soft:v7E-M 
 
     # The first object's attributes: the architecture, and VFP argument passing for hard float.
     attrs=$(arm-none-eabi-readelf -A "$lib" | sed -n '/^File: /,/^$/p' | sed -n '1,/^$/p')
-    echo "$attrs" | grep -q "Tag_CPU_arch: $arch\$" || { echo "$attrs"; fail "$core $abi: not $arch"; }
+    echo "$attrs" | grep -q "Tag_CPU_arch: $arch\$" ||
+        { echo "$attrs"; fail "$core $abi: not $arch"; }
     if [ $abi = hard ]; then
         echo "$attrs" | grep -q "Tag_ABI_VFP_args: VFP registers" || fail "$core: not hard-float"
     else

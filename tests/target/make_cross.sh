@@ -21,7 +21,8 @@ plan() {
     prefix=$1
     shift
     out=$(make -n CROSS="$prefix" BUILD="$build/dry" "$@" all)
-    if echo "$out" | grep -q "ports/posix/" && echo "$out" | grep -q -- "-o $build/dry/resplock "; then
+    if echo "$out" | grep -q "ports/posix/" &&
+        echo "$out" | grep -q -- "-o $build/dry/resplock "; then
         echo 1
     elif echo "$out" | grep -q "ports/posix/\|$build/dry/resplock "; then
         echo "half"

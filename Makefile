@@ -7,6 +7,11 @@
 #                                      build/libresplock.a for a bare-metal target (no POSIX port;
 #                                      the float ABI must be the firmware's: -mfloat-abi=soft
 #                                      without -mfpu for a soft-float one)
+#   make CROSS=arm-linux-gnueabihf-    any prefix: CROSS is put before g++ and ar. POSIX=1 (the
+#                                      POSIX port and the tool) when the prefix names a system
+#                                      with POSIX (*-linux-*, darwin, *bsd, cygwin), else POSIX=0
+#                                      (the library only: *-none-eabi-, *-elf-, ...); give
+#                                      POSIX=0 or POSIX=1 to choose
 #   make CXX=clang++ BUILD=build/clang another compiler, another output folder
 #   make WERROR=1                      warnings as errors (this project's own checks)
 #   make TLS=1 MBEDTLS_DIR=DIR         the tool with rediss:// (ports/mbedtls), against the mbedTLS
@@ -21,14 +26,24 @@
 #                                      completions: bin/resplock, share/man/man1/resplock.1.gz,
 #                                      share/bash-completion/completions/resplock,
 #                                      share/zsh/vendor-completions/_resplock
-# Cortex-M4 proofs with arm-none-eabi-g++ (see tests/target/):
-#   make size                          the core: what a minimal firmware of the plain lock links,
+# Cortex-M proofs with arm-none-eabi-g++ (see tests/target/):
+#   make size [CORE=cortex-m4]         the core: what a minimal firmware of the plain lock links,
 #                                      symbol by symbol; flash/RAM per object, worst-case stack
 #                                      per public call,
-#                                      what a minimal C API firmware links (its link map)
+#                                      what a minimal C API firmware links (its link map), for
+#                                      CORE = cortex-m0plus, cortex-m4 (default), cortex-m7 or
+#                                      cortex-m33, in build/size-<core>; figures named <core>.*
+#                                      (cortex_m0plus.core_flash ...). SIZE_FLOAT=hard adds the
+#                                      core's FPU (default soft: the library has no floating point)
 #   make size SIZE_CHECK=1             the same, failing when the core or that firmware is over
 #                                      its budget
-#   make cortex-m4-tests               the mock-port unit tests run under qemu-system-arm
+#   make footprint [CORE=...]          `make size`, then its figures compared with the core's
+#                                      table in docs/footprint.md (fails when they differ)
+#   make footprint FOOTPRINT_WRITE=1   the same, rewriting that table from the figures
+#   make cortex-m4-tests [CORE=...]    the mock-port unit tests run under qemu-system-arm, for
+#                                      CORE = cortex-m4 (default, on mps2-an386), cortex-m0plus
+#                                      (ARMv6-M code on mps2-an386, alignment traps on) or
+#                                      cortex-m33 (on mps2-an505), in build/<core>
 CROSS ?=
 ifeq ($(origin CXX),default)
 CXX := $(CROSS)g++
@@ -44,11 +59,17 @@ TLS ?= 0
 STATIC ?= 0
 BUILD ?= build
 CXXFLAGS ?= -O2 -g
-# The POSIX port and the tool on a hosted target, neither on bare metal.
-ifneq (,$(findstring none-eabi,$(CROSS)))
-POSIX ?= 0
-else
+# POSIX=1: the POSIX port and the tool; POSIX=0: the library only. By default 1 for the host (no
+# CROSS) and for a prefix naming an operating system with POSIX (linux, darwin, freebsd, netbsd,
+# openbsd, cygwin), 0 for any other prefix: bare metal (arm-none-eabi-, riscv64-unknown-elf-,
+# xtensa-esp32-elf-, ...).
+POSIX_SYSTEMS := linux darwin freebsd netbsd openbsd cygwin
+ifeq (,$(CROSS))
 POSIX ?= 1
+else ifneq (,$(strip $(foreach os,$(POSIX_SYSTEMS),$(findstring $(os),$(CROSS)))))
+POSIX ?= 1
+else
+POSIX ?= 0
 endif
 
 list = $(shell sh scripts/sources.sh $(1))
@@ -141,16 +162,34 @@ install: $(BUILD)/resplock $(BUILD)/resplock.1.gz
 
 .PHONY: all lib cli clean install
 
-# Footprint on a Cortex-M4 (own folder; never mixed with the objects above). The core is what a
-# minimal firmware of the plain lock links from the library (firmware_core below), wherever in
-# src/ it lives. Budget: core flash
+# Footprint on a Cortex-M core (CORE; a folder per core, never mixed with the objects above). The
+# core is what a minimal firmware of the plain lock links from the library (firmware_core below),
+# wherever in src/ it lives, on every core. Budget: core flash
 # 4480 B (4096 B for the plain lock, 384 B for the hooks to the optional HA routers and replica
 # acknowledgement and for reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
 # excluded).
 # (Target: core flash 3072 B, not met: docs/footprint.md.)
-SIZE_BUILD ?= $(BUILD)/size-cortex-m4
+# The core measured: its -mcpu, and the -mfpu of its hard-float ABI (none on the Cortex-M0+).
+SIZE_CORES := cortex-m0plus cortex-m4 cortex-m7 cortex-m33
+CORE ?= cortex-m4
+ifneq ($(filter $(CORE),$(SIZE_CORES)),$(CORE))
+$(error CORE=$(CORE): one of $(SIZE_CORES))
+endif
+CORE_FPU.cortex-m0plus :=
+CORE_FPU.cortex-m4 := fpv4-sp-d16
+CORE_FPU.cortex-m7 := fpv5-d16
+CORE_FPU.cortex-m33 := fpv5-sp-d16
+SIZE_FLOAT ?= soft
+ifeq ($(SIZE_FLOAT)$(CORE_FPU.$(CORE)),hard)
+$(error SIZE_FLOAT=hard: $(CORE) has no FPU)
+endif
+SIZE_ARCH := -mcpu=$(CORE) -mthumb $(if $(filter hard,$(SIZE_FLOAT)),\
+    -mfpu=$(CORE_FPU.$(CORE)) -mfloat-abi=hard,-mfloat-abi=soft)
+# The prefix of the figures: cortex_m0plus.core_flash ...
+CORE_LABEL := $(subst -,_,$(CORE))
+SIZE_BUILD ?= $(BUILD)/size-$(CORE)
 SIZE_CXX ?= arm-none-eabi-g++
-SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
+SIZE_FLAGS := -Os $(SIZE_ARCH) -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su
 SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 
@@ -173,14 +212,28 @@ SEM_FIRMWARE_CEILING := 12288
 SIZE_SEM_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_semaphore
 
 size: $(SIZE_OBJ) $(SIZE_FIRMWARE).map $(SIZE_CORE_FIRMWARE).map $(SIZE_SEM_FIRMWARE).map
-	@python3 tests/target/size_report.py --map $(SIZE_CORE_FIRMWARE).map --build $(SIZE_BUILD) \
-	    --compiler "$(SIZE_CXX)" \
-	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" $(if $(SIZE_CHECK),--check)
-	@python3 tests/target/firmware_size.py $(SIZE_FIRMWARE).map --target-flash $(FIRMWARE_TARGET) \
-	    --max-flash $(FIRMWARE_CEILING) $(if $(SIZE_CHECK),--check)
-	@python3 tests/target/firmware_size.py $(SIZE_SEM_FIRMWARE).map --name firmware_semaphore \
+	@status=0; \
+	python3 tests/target/size_report.py --map $(SIZE_CORE_FIRMWARE).map --build $(SIZE_BUILD) \
+	    --compiler "$(SIZE_CXX)" --core $(CORE_LABEL) \
+	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" $(if $(SIZE_CHECK),--check) || status=1; \
+	python3 tests/target/firmware_size.py $(SIZE_FIRMWARE).map --target-flash $(FIRMWARE_TARGET) \
+	    --core $(CORE_LABEL) \
+	    --max-flash $(FIRMWARE_CEILING) $(if $(SIZE_CHECK),--check) || status=1; \
+	python3 tests/target/firmware_size.py $(SIZE_SEM_FIRMWARE).map --name firmware_semaphore \
+	    --core $(CORE_LABEL) \
 	    --target-flash $(SEM_FIRMWARE_CEILING) --max-flash $(SEM_FIRMWARE_CEILING) \
-	    $(if $(SIZE_CHECK),--check)
+	    $(if $(SIZE_CHECK),--check) || status=1; \
+	exit $$status
+
+# The report kept, then compared with (or, FOOTPRINT_WRITE=1, written into) the core's table in
+# docs/footprint.md (tests/target/footprint_table.py).
+footprint:
+	@mkdir -p $(SIZE_BUILD)
+	@$(MAKE) -s --no-print-directory size >$(SIZE_BUILD)/size-report.txt; \
+	    status=$$?; cat $(SIZE_BUILD)/size-report.txt; \
+	    python3 tests/target/footprint_table.py --core $(CORE_LABEL) --doc docs/footprint.md \
+	    $(if $(FOOTPRINT_WRITE),--write) $(SIZE_BUILD)/size-report.txt || status=1; \
+	    exit $$status
 
 $(SIZE_BUILD)/firmware/libresplock.a: $(SIZE_OBJ)
 	@mkdir -p $(dir $@)
@@ -193,7 +246,7 @@ $(SIZE_BUILD)/firmware/%.map: tests/target/cortex-m4/%.c $(SIZE_BUILD)/firmware/
 	@mkdir -p $(dir $@)
 	$(SIZE_CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) -Werror $(CPPFLAGS) $(SIZE_FLAGS) \
 	    -c $< -o $(basename $@).o
-	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
+	$(SIZE_CXX) $(SIZE_ARCH) --specs=nano.specs -nostartfiles \
 	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
 	    -o $(basename $@).elf $(basename $@).o $(SIZE_BUILD)/firmware/libresplock.a
 
@@ -201,7 +254,7 @@ $(SIZE_CORE_FIRMWARE).map: tests/target/cortex-m4/firmware_core.cpp \
     $(SIZE_BUILD)/firmware/libresplock.a tests/target/cortex-m4/mps2-an386.ld $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(SIZE_CXX) $(STRICT) -Werror $(CPPFLAGS) $(SIZE_FLAGS) -c $< -o $(SIZE_CORE_FIRMWARE).o
-	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
+	$(SIZE_CXX) $(SIZE_ARCH) --specs=nano.specs -nostartfiles \
 	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
 	    -o $(SIZE_CORE_FIRMWARE).elf $(SIZE_CORE_FIRMWARE).o $(SIZE_BUILD)/firmware/libresplock.a
 
@@ -209,12 +262,15 @@ $(SIZE_BUILD)/src/%.o: src/%.cpp $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(SIZE_CXX) $(STRICT) -Werror $(CPPFLAGS) $(SIZE_FLAGS) $(SIZE_ANALYSIS) -MMD -MP -c $< -o $@
 
-# The unit tests as Cortex-M4 programs (tests/target/cortex-m4/unit.mk), each run under QEMU.
-M4_BUILD ?= $(BUILD)/cortex-m4
+# The unit tests as Cortex-M programs (tests/target/cortex-m4/unit.mk), each run under QEMU: the
+# Cortex-M4 and the Cortex-M0+ ones on mps2-an386, the Cortex-M33 ones on mps2-an505.
+M4_BUILD ?= $(BUILD)/$(CORE)
+UNIT_BOARD := $(if $(filter cortex-m33,$(CORE)),mps2-an505,mps2-an386)
 cortex-m4-tests:
-	$(MAKE) -f tests/target/cortex-m4/unit.mk M4_BUILD=$(M4_BUILD)
+	$(MAKE) -f tests/target/cortex-m4/unit.mk M4_BUILD=$(M4_BUILD) M4_CORE=$(CORE)
 	@status=0; for elf in $$(find $(M4_BUILD)/unit -name '*.elf' | LC_ALL=C sort); do \
-	    sh tests/target/cortex-m4/run.sh run $$elf || status=1; done; exit $$status
+	    sh tests/target/cortex-m4/run.sh run $$elf 120 $(UNIT_BOARD) || status=1; done; \
+	    exit $$status
 
-.PHONY: size cortex-m4-tests
+.PHONY: size footprint cortex-m4-tests
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(SIZE_OBJ:.o=.d)

@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--max-flash", type=int, default=4096)
     ap.add_argument("--max-ram", type=int, default=0)
     ap.add_argument("--check", action="store_true", help="exit 1 when over budget")
+    ap.add_argument("--core", default="cortex_m4",
+                    help="the core the figures are for: their prefix (cortex_m0plus, ...)")
     args = ap.parse_args()
 
     flash = {"library": 0, "runtime": 0, "own": 0}
@@ -63,11 +65,14 @@ def main():
     print(f"  (not counted: the firmware's own start-up, port and main, {flash['own']} B flash, "
           f"{ram['own']} B RAM, the lock and connection objects and buffer included)")
     print()
-    print(f"cortex_m4.{args.name}.flash {total_flash} bytes")
-    print(f"cortex_m4.{args.name}.ram {total_ram} bytes")
-    print(f"cortex_m4.{args.name}.library_flash {flash['library']} bytes")
-    print(f"cortex_m4.{args.name}.runtime_flash {flash['runtime']} bytes")
-    print(f"cortex_m4.{args.name}.target_flash {args.target_flash} bytes")
+    print(f"{args.core}.{args.name}.flash {total_flash} bytes")
+    print(f"{args.core}.{args.name}.ram {total_ram} bytes")
+    print(f"{args.core}.{args.name}.library_flash {flash['library']} bytes")
+    print(f"{args.core}.{args.name}.runtime_flash {flash['runtime']} bytes")
+    print(f"{args.core}.{args.name}.target_flash {args.target_flash} bytes")
+    for (w, member), size in sorted(members.items()):
+        if w == "runtime":
+            print(f"{args.core}.{args.name}.runtime.{member} {size} bytes")
     failures = []
     if total_flash > args.max_flash:
         failures.append(f"{args.name}: flash {total_flash} B > {args.max_flash} B")

@@ -1,8 +1,12 @@
-/* Start-up code for the Cortex-M4 programs on QEMU's mps2-an386 (the unit tests, the consumer
+/* Start-up code for the Cortex-M programs on QEMU's MPS2 boards (the unit tests, the consumer
  * firmware of tests/package, the board firmware of tests/board): vector table, .data copy, .bss
  * clear, semihosting set-up, static constructors, then main. A fault ends the run through
  * semihosting with a failure status, so a crashing program fails at once instead of hanging. A
- * program that enables SysTick defines systick_handler(); no other interrupt is enabled. */
+ * program that enables SysTick defines systick_handler(); no other interrupt is enabled.
+ * The same code serves the Cortex-M4 (mps2-an386.ld), the Cortex-M0+ build run on the an386's M4,
+ * and the Cortex-M33 (mps2-an505.ld, secure state). Built with -DSTARTUP_STRICT_TRAPS (the
+ * Cortex-M0+ programs), it turns on the core's unaligned-access and divide-by-zero traps first, so
+ * that an access an ARMv6-M part would fault on also faults on the M4 that runs the program. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -49,7 +53,7 @@ __attribute__((section(".vectors"), used)) const struct vector_table vector_tabl
             fault_handler,   /* MemManage */
             fault_handler,   /* BusFault */
             fault_handler,   /* UsageFault */
-            0,               /* reserved */
+            fault_handler,   /* SecureFault (ARMv8-M; reserved before) */
             0,               /* reserved */
             0,               /* reserved */
             0,               /* reserved */
@@ -75,7 +79,7 @@ static void semihosting_call(uint32_t op, uintptr_t arg) {
 
 /* No library call here: the fault may have left newlib in any state. */
 void fault_handler(void) {
-    static const char message[] = "\n*** Cortex-M4 fault: program stopped ***\n";
+    static const char message[] = "\n*** Cortex-M fault: program stopped ***\n";
     semihosting_call(SEMIHOSTING_SYS_WRITE0, (uintptr_t)message);
     /* On AArch32 SYS_EXIT takes the reason itself; anything but ApplicationExit exits QEMU with 1.
      */
@@ -91,7 +95,20 @@ void _init(void) {}
 void _fini(void) {}
 void* __dso_handle = &__dso_handle;
 
+#if defined(STARTUP_STRICT_TRAPS)
+/* SCB->CCR: UNALIGN_TRP (bit 3) faults on any unaligned load or store, DIV_0_TRP (bit 4) on an
+ * integer division by zero. */
+static void enable_strict_traps(void) {
+    volatile uint32_t* const ccr = (volatile uint32_t*)0xE000ED14u;
+    *ccr |= (1u << 3) | (1u << 4);
+    __asm__ volatile("dsb\n\tisb" ::: "memory");
+}
+#endif
+
 void reset_handler(void) {
+#if defined(STARTUP_STRICT_TRAPS)
+    enable_strict_traps();
+#endif
     uint32_t* dst = &__data_start__;
     const uint32_t* src = &__data_load__;
     while (dst < &__data_end__) {

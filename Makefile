@@ -94,6 +94,8 @@ SIZE_BUILD ?= $(BUILD)/size-cortex-m4
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su
+# The links take the core and ABI from SIZE_FLAGS, so that an override links the right libraries.
+SIZE_LINK_CPU = $(filter -mcpu=% -mthumb -mfloat-abi=% -mfpu=%,$(SIZE_FLAGS))
 SIZE_OBJ := $(patsubst %.cpp,$(SIZE_BUILD)/%.o,$(PORTABLE_SRC))
 
 # What a firmware pays for the C API's try_acquire/extend/release: a minimal firmware linked
@@ -135,7 +137,7 @@ $(SIZE_BUILD)/firmware/%.map: tests/target/cortex-m4/%.c $(SIZE_BUILD)/firmware/
 	@mkdir -p $(dir $@)
 	$(SIZE_CC) -std=c99 $(call list,RESPLOCK_WARNING_FLAGS) -Werror $(CPPFLAGS) $(SIZE_FLAGS) \
 	    -c $< -o $(basename $@).o
-	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
+	$(SIZE_CXX) $(SIZE_LINK_CPU) --specs=nano.specs -nostartfiles \
 	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
 	    -o $(basename $@).elf $(basename $@).o $(SIZE_BUILD)/firmware/libresplock.a
 
@@ -143,7 +145,7 @@ $(SIZE_CORE_FIRMWARE).map: tests/target/cortex-m4/firmware_core.cpp \
     $(SIZE_BUILD)/firmware/libresplock.a tests/target/cortex-m4/mps2-an386.ld $(VERSION_H)
 	@mkdir -p $(dir $@)
 	$(SIZE_CXX) $(STRICT) -Werror $(CPPFLAGS) $(SIZE_FLAGS) -c $< -o $(SIZE_CORE_FIRMWARE).o
-	$(SIZE_CXX) -mcpu=cortex-m4 -mthumb --specs=nano.specs -nostartfiles \
+	$(SIZE_CXX) $(SIZE_LINK_CPU) --specs=nano.specs -nostartfiles \
 	    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections -Wl,-Map,$@ \
 	    -o $(SIZE_CORE_FIRMWARE).elf $(SIZE_CORE_FIRMWARE).o $(SIZE_BUILD)/firmware/libresplock.a
 

@@ -1,7 +1,9 @@
-// RESP2 codec. Written for small flash: no tables, no templates, no 64-bit division.
+// RESP2 codec. Written for small flash: no tables, no templates, no division.
 #include "resplock/core/resp.hpp"
 
 #include <cstring>
+
+#include "core/word_math.hpp"
 
 namespace resplock::resp {
 
@@ -9,7 +11,7 @@ namespace {
 
 // Parses an optionally negative decimal of 1..19 digits. 19 digits never overflow a uint64, so
 // the range check is one comparison; more digits are refused even if zero-padded.
-bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
+__attribute__((noinline)) bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     const bool negative = n != 0 && *p == '-';
     if (negative) {
         ++p;
@@ -20,7 +22,7 @@ bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     for (; n != 0; --n, ++p) {
         const auto digit = static_cast<unsigned>(*p - '0');
         if (digit > 9) return false;
-        value = value * 10 + digit;
+        value = detail::times_10_plus(value, digit);
     }
     // INT64_MAX, or its magnitude plus one for a negative number.
     if (value > (std::uint64_t{1} << 63) - (negative ? 0 : 1)) return false;
@@ -210,14 +212,23 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
 }
 
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
-    // Counts the digits by comparisons, then writes them in place from the last. 32-bit
-    // divisions by a constant: a multiplication on a Cortex-M, no library call.
+    // Counts the digits by comparisons, then writes them from the first, each by subtracting its
+    // power of ten: no division, so no library call on a core without a divide or a long
+    // multiply instruction (Cortex-M0+).
     std::size_t n = 1;
-    for (std::uint32_t power = 10; n < 10 && value >= power; power *= 10)
-        ++n;
+    std::uint32_t power = 1;  // 10^(n - 1)
+    for (; n < 10 && value >= power * 10; ++n)
+        power *= 10;
     if (n > capacity) return 0;
-    for (std::size_t i = n; i != 0; value /= 10)
-        out[--i] = static_cast<char>('0' + value % 10);
+    for (std::size_t i = 0; i != n; ++i) {
+        char digit = '0';
+        for (; value >= power; value -= power)
+            ++digit;
+        out[i] = digit;
+        // The next lower power: half of it times the inverse of 5 modulo 2^32, exact for a
+        // multiple of 5 (5 * 0xcccccccd = 4 * 2^32 + 1); 1 becomes 0 after the last digit.
+        power = (power >> 1) * 0xcccccccdU;
+    }
     return n;
 }
 

@@ -86,10 +86,12 @@ clean:
 # Footprint on a Cortex-M4 (own folder; never mixed with the objects above). The core is what a
 # minimal firmware of the plain lock links from the library (firmware_core below), wherever in
 # src/ it lives. Budget: core flash
-# 4480 B (4096 B for the plain lock, 384 B for the hooks to the optional HA routers and replica
-# acknowledgement and for reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
+# CORE_FLASH_BUDGET (the plain lock, the hooks to the optional HA routers and replica
+# acknowledgement, and reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack
 # excluded).
-# (Target: core flash 3072 B, not met: docs/footprint.md.)
+# (Target: core flash 4224 B on every Cortex-M core, not met: 4350 B on a Cortex-M4, 4508 B on a
+# Cortex-M0+; then 3072 B: docs/footprint.md.)
+CORE_FLASH_BUDGET := 4352
 SIZE_BUILD ?= $(BUILD)/size-cortex-m4
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os -mcpu=cortex-m4 -mthumb -ffunction-sections -fdata-sections
@@ -119,7 +121,8 @@ SIZE_SEM_FIRMWARE := $(SIZE_BUILD)/firmware/firmware_semaphore
 size: $(SIZE_OBJ) $(SIZE_FIRMWARE).map $(SIZE_CORE_FIRMWARE).map $(SIZE_SEM_FIRMWARE).map
 	@python3 tests/target/size_report.py --map $(SIZE_CORE_FIRMWARE).map --build $(SIZE_BUILD) \
 	    --compiler "$(SIZE_CXX)" \
-	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" $(if $(SIZE_CHECK),--check)
+	    --flags "$(SIZE_FLAGS) -fno-exceptions -fno-rtti" --max-core-flash $(CORE_FLASH_BUDGET) \
+	    $(if $(SIZE_CHECK),--check)
 	@python3 tests/target/firmware_size.py $(SIZE_FIRMWARE).map --target-flash $(FIRMWARE_TARGET) \
 	    --max-flash $(FIRMWARE_CEILING) $(if $(SIZE_CHECK),--check)
 	@python3 tests/target/firmware_size.py $(SIZE_SEM_FIRMWARE).map --name firmware_semaphore \

@@ -435,7 +435,7 @@ def main():
     ap.add_argument("--compiler", default="arm-none-eabi-g++", help="named in the report")
     ap.add_argument("--flags", default="", help="compiler flags, named in the report")
     ap.add_argument("--check", action="store_true", help="exit 1 when over budget")
-    ap.add_argument("--max-core-flash", type=int, default=4480)
+    ap.add_argument("--max-core-flash", type=int, default=4352)
     ap.add_argument("--max-core-ram", type=int, default=0)
     ap.add_argument("--max-stack", type=int, default=512)
     args = ap.parse_args()

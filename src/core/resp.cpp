@@ -1,4 +1,4 @@
-// RESP2 codec. Written for small flash: no tables, no templates, no division.
+// RESP2 codec. Written for small flash: no tables, no templates, no 64-bit division.
 #include "resplock/core/resp.hpp"
 
 #include <cstring>
@@ -212,24 +212,19 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
 }
 
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
-    // Counts the digits by comparisons, then writes them from the first, each by subtracting its
-    // power of ten: no division, so no library call on a core without a divide or a long
-    // multiply instruction (Cortex-M0+).
+#if defined(__ARM_ARCH_6M__)
+    return detail::format_decimal_by_subtraction(value, out, capacity);
+#else
+    // Counts the digits by comparisons, then writes them in place from the last. 32-bit
+    // divisions by a constant: a multiplication on these cores, no library call.
     std::size_t n = 1;
-    std::uint32_t power = 1;  // 10^(n - 1)
-    for (; n < 10 && value >= power * 10; ++n)
-        power *= 10;
+    for (std::uint32_t power = 10; n < 10 && value >= power; power *= 10)
+        ++n;
     if (n > capacity) return 0;
-    for (std::size_t i = 0; i != n; ++i) {
-        char digit = '0';
-        for (; value >= power; value -= power)
-            ++digit;
-        out[i] = digit;
-        // The next lower power: half of it times the inverse of 5 modulo 2^32, exact for a
-        // multiple of 5 (5 * 0xcccccccd = 4 * 2^32 + 1); 1 becomes 0 after the last digit.
-        power = (power >> 1) * 0xcccccccdU;
-    }
+    for (std::size_t i = n; i != 0; value /= 10)
+        out[--i] = static_cast<char>('0' + value % 10);
     return n;
+#endif
 }
 
 }  // namespace resplock::resp

@@ -6,6 +6,7 @@
 #ifndef RESPLOCK_WORD_MATH_HPP
 #define RESPLOCK_WORD_MATH_HPP
 
+#include <cstddef>
 #include <cstdint>
 
 namespace resplock::detail {
@@ -50,6 +51,26 @@ constexpr std::uint32_t quotient_255(std::uint32_t x) noexcept {
 #else
     return x / 255U;
 #endif
+}
+
+// resp::format_decimal without a division: counts the digits by comparisons, then writes them
+// from the first, each by subtracting its power of ten; the next power is the last one's half
+// times the inverse of 5 modulo 2^32 (5 * 0xcccccccd = 4 * 2^32 + 1), exact for a multiple of 5.
+inline __attribute__((always_inline)) std::size_t format_decimal_by_subtraction(
+    std::uint32_t value, char* out, std::size_t capacity) noexcept {
+    std::size_t n = 1;
+    std::uint32_t power = 1;  // 10^(n - 1)
+    for (; n < 10 && value >= power * 10; ++n)
+        power *= 10;
+    if (n > capacity) return 0;
+    for (std::size_t i = 0; i != n; ++i) {
+        char digit = '0';
+        for (; value >= power; value -= power)
+            ++digit;
+        out[i] = digit;
+        power = (power >> 1) * 0xcccccccdU;  // 1 becomes 0 after the last digit
+    }
+    return n;
 }
 
 }  // namespace resplock::detail

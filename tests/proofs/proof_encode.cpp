@@ -13,7 +13,8 @@
 //   invalid_arguments_leave_the_buffer_untouched: count 0, no argument array, a null argument
 //     with a size at each position.
 //   format_decimal_around_every_power_of_ten: every value within 300 of 0, of each power of ten
-//     and of 2^31 and 2^32 - 1, into every capacity 0..11.
+//     and of 2^31 and 2^32 - 1, into every capacity 0..11; the same bytes from the ARMv6-M
+//     spelling, detail::format_decimal_by_subtraction.
 //   word_math_matches_the_plain_arithmetic: the ARMv6-M spellings of core/word_math.hpp
 //     (x / 255 by steps, value * 10 + digit word by word) against the plain expressions, for
 //     the inputs its test lists.
@@ -327,13 +328,22 @@ TEST(format_decimal_around_every_power_of_ten) {
                 std::memset(mem.get(), guard_byte, capacity + guard);
                 proof::forbid(mem.get() + capacity, guard);
                 const std::size_t n = format_decimal(value, mem.get(), capacity);
+                // The ARMv6-M spelling (core/word_math.hpp), into a second buffer.
+                std::unique_ptr<char[]> mem6(new char[capacity + guard]);
+                std::memset(mem6.get(), guard_byte, capacity + guard);
+                proof::forbid(mem6.get() + capacity, guard);
+                const std::size_t n6 =
+                    detail::format_decimal_by_subtraction(value, mem6.get(), capacity);
                 proof::allow(mem.get() + capacity, guard);
+                proof::allow(mem6.get() + capacity, guard);
                 ++cases;
                 bool good = want.size() <= capacity
                                 ? CHECK_EQ(std::string_view(mem.get(), n), std::string_view(want))
                                 : CHECK_EQ(n, std::size_t{0});
                 for (std::size_t i = n; good && i < capacity + guard; ++i)
                     good = CHECK_EQ(mem[i], guard_byte);
+                good = good && CHECK_EQ(n6, n) &&
+                       CHECK_EQ(std::memcmp(mem6.get(), mem.get(), capacity + guard), 0);
                 if (!good) {
                     std::printf("      value %u, capacity %zu\n", value, capacity);
                     return;

@@ -1,7 +1,5 @@
 #include "resplock/core/connection.hpp"
 
-#include <cstring>
-
 #include "resplock/core/observer.hpp"
 #include "resplock/core/router.hpp"
 
@@ -48,16 +46,22 @@ std::string_view text_of(const char* s, std::size_t limit) noexcept {
 
 Status classify_error(std::string_view message) noexcept {
     int index = static_cast<int>(Status::auth_required);
-    std::size_t start = 0;  // of the current word in error_words
-    for (std::size_t end = 0; end < error_words.size(); ++end) {
-        if (error_words[end] != ' ') continue;
-        const std::size_t n = end - start;
-        if (message.size() >= n && std::memcmp(message.data(), &error_words[start], n) == 0 &&
-            (message.size() == n || message[n] == ' ')) {
+    // How many bytes of the current word in error_words match the message so far; `mismatch`
+    // once a byte differs (no message is that long). A loop of its own rather than memcmp: the C
+    // library's would come into every firmware for this one call.
+    constexpr std::size_t mismatch = ~std::size_t{0};
+    std::size_t matched = 0;
+    for (const char c : error_words) {
+        if (c != ' ') {
+            const bool same = matched < message.size() && message[matched] == c;
+            matched = same ? matched + 1 : mismatch;
+            continue;
+        }
+        if (matched == message.size() || (matched < message.size() && message[matched] == ' ')) {
             return index > static_cast<int>(Status::wrong_type) ? Status::try_again
                                                                 : static_cast<Status>(index);
         }
-        start = end + 1;
+        matched = 0;
         ++index;
     }
     return Status::server_error;
@@ -98,6 +102,18 @@ Status Connection::routed(const std::string_view* args, std::size_t count, resp:
     return config_.router->command(*this, args, count, reply, deadline);
 }
 
+namespace {
+
+// connect(), spelled out in send() too: a frame of its own would sit on the deepest call path of
+// every request that reconnects.
+inline __attribute__((always_inline)) Status link(Connection& conn, Deadline deadline) noexcept {
+    const ConnectionConfig& config = conn.config();
+    if (config.router != nullptr) return config.router->connect(conn, deadline);
+    return conn.open_link(config.host, config.port, deadline);
+}
+
+}  // namespace
+
 Status Connection::send(const std::string_view* args, std::size_t count,
                         Deadline deadline) noexcept {
     request_sent_ = false;
@@ -108,7 +124,7 @@ Status Connection::send(const std::string_view* args, std::size_t count,
         close();
     }
     if (!connected_) {
-        const Status s = connect(deadline);
+        const Status s = link(*this, deadline);
         request_sent_ = false;
         if (s != Status::ok) return s;
     }
@@ -116,31 +132,12 @@ Status Connection::send(const std::string_view* args, std::size_t count,
 }
 
 Status Connection::connect(Deadline deadline) noexcept {
-    if (config_.router != nullptr) return config_.router->connect(*this, deadline);
-    return open_link(config_.host, config_.port, deadline);
+    return link(*this, deadline);
 }
 
-Status Connection::open_link(const char* host, std::uint16_t port, Deadline deadline) noexcept {
-    Status s = open_bare_link(host, port, deadline);
-    if (s != Status::ok) return s;
-    s = handshake(deadline);
-    if (s == Status::ok && config_.observer != nullptr)
-        s = config_.observer->connected(*this, deadline);
-    return s != Status::ok ? broken(s) : s;
-}
-
-Status Connection::open_bare_link(const char* host, std::uint16_t port,
-                                  Deadline deadline) noexcept {
-    close();
-    const std::uint32_t left = deadline.remaining(port_);
-    if (left == 0) return Status::timeout;
-    const std::int32_t r = port_.connect(port_.ctx, host, port, left);
-    if (r != RESPLOCK_PORT_OK) return from_port(r);
-    connected_ = true;
-    return Status::ok;
-}
-
-Status Connection::handshake(Deadline deadline) noexcept {
+// Inlined into open_link(), its one caller: a frame of its own would sit on the deepest call
+// path of every request that reconnects.
+inline __attribute__((always_inline)) Status Connection::handshake(Deadline deadline) noexcept {
     resp::Reply reply;
     if (config_.password != nullptr) {
         // AUTH user password, or AUTH password: the last two of {AUTH, AUTH, password}.
@@ -166,6 +163,26 @@ Status Connection::handshake(Deadline deadline) noexcept {
     return Status::ok;
 }
 
+Status Connection::open_link(const char* host, std::uint16_t port, Deadline deadline) noexcept {
+    Status s = open_bare_link(host, port, deadline);
+    if (s != Status::ok) return s;
+    s = handshake(deadline);
+    if (s == Status::ok && config_.observer != nullptr)
+        s = config_.observer->connected(*this, deadline);
+    return s != Status::ok ? broken(s) : s;
+}
+
+Status Connection::open_bare_link(const char* host, std::uint16_t port,
+                                  Deadline deadline) noexcept {
+    close();
+    const std::uint32_t left = deadline.remaining(port_);
+    if (left == 0) return Status::timeout;
+    const std::int32_t r = port_.connect(port_.ctx, host, port, left);
+    if (r != RESPLOCK_PORT_OK) return from_port(r);
+    connected_ = true;
+    return Status::ok;
+}
+
 Status Connection::transmit(const std::string_view* args, std::size_t count,
                             Deadline deadline) noexcept {
     error_reply_ = false;  // the request overwrites the buffer
@@ -174,12 +191,14 @@ Status Connection::transmit(const std::string_view* args, std::size_t count,
     if (s != Status::ok) return s;
     std::size_t off = 0;
     while (off < len) {
+        // Each failure leaves the loop with its status: one call closes the connection for all.
         const std::uint32_t left = deadline.remaining(port_);
-        if (left == 0) return broken(Status::timeout);
+        Status failed = Status::timeout;
+        if (left == 0) return broken(failed);
         const std::int32_t n = port_.send(
             port_.ctx, reinterpret_cast<const std::uint8_t*>(buf_ + off), len - off, left);
-        if (n < 0) return broken(from_port(n));
-        if (static_cast<std::size_t>(n) > len - off) return broken(Status::io_error);
+        failed = n < 0 ? from_port(n) : Status::io_error;
+        if (n < 0 || static_cast<std::size_t>(n) > len - off) return broken(failed);
         if (n > 0) request_sent_ = true;
         off += static_cast<std::size_t>(n);
     }
@@ -191,27 +210,37 @@ Status Connection::receive(resp::Reply& reply, Deadline deadline, bool prefix) n
 
     parser_.reset(prefix);
     std::size_t used = 0;
+    // Each failure leaves the loop with its status: one call closes the connection for all.
+    Status s = Status::ok;
     for (;;) {
         if (used == size_) used = parser_.compact(buf_, used);
-        if (used == size_) return broken(Status::too_large);
+        s = Status::too_large;
+        if (used == size_) break;
         const std::uint32_t left = deadline.remaining(port_);
-        if (left == 0) return broken(Status::timeout);
+        s = Status::timeout;
+        if (left == 0) break;
         const std::int32_t n =
             port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_ + used), size_ - used, left);
-        if (n < 0) return broken(from_port(n));
+        if (n < 0) {
+            s = from_port(n);
+            break;
+        }
         if (n == 0) continue;
-        if (static_cast<std::size_t>(n) > size_ - used) return broken(Status::io_error);
+        s = Status::io_error;
+        if (static_cast<std::size_t>(n) > size_ - used) break;
         used += static_cast<std::size_t>(n);
-        const Status s = parser_.parse(buf_, used);
+        s = parser_.parse(buf_, used);
         if (s == Status::incomplete) continue;
-        if (s != Status::ok) return broken(s);
+        if (s != Status::ok) break;
         // One request, one reply: bytes beyond it mean the stream is out of step.
-        if (parser_.consumed() != used) return broken(Status::protocol_error);
+        s = Status::protocol_error;
+        if (parser_.consumed() != used) break;
         reply = parser_.reply();
         error_reply_ = reply.top().is(resp::Type::error);
         if (error_reply_) return classify_error(reply.top().text());
         return Status::ok;
     }
+    return broken(s);
 }
 
 }  // namespace resplock

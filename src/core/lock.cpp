@@ -296,8 +296,8 @@ Status Lock::release(const AcquireOptions& options) noexcept {
 Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
                         std::uint32_t wait_ms) noexcept {
     std::string_view args[6] = {{}, {}, "1"sv, key(), token(), ttl};
-    return detail::eval(conn_, owner_script, args, 4 + argc, reply,
-                        Deadline::after(conn_.port(), wait_ms));
+    return detail::eval_inline(conn_, owner_script, args, 4 + argc, reply,
+                               Deadline::after(conn_.port(), wait_ms));
 }
 
 // The answer of the release/extend request; forgets the token once the lock is known lost.

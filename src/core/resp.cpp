@@ -3,13 +3,15 @@
 
 #include <cstring>
 
+#include "core/word_math.hpp"
+
 namespace resplock::resp {
 
 namespace {
 
 // Parses an optionally negative decimal of 1..19 digits. 19 digits never overflow a uint64, so
 // the range check is one comparison; more digits are refused even if zero-padded.
-bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
+__attribute__((noinline)) bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     const bool negative = n != 0 && *p == '-';
     if (negative) {
         ++p;
@@ -20,7 +22,7 @@ bool parse_int(const char* p, std::size_t n, std::int64_t* out) noexcept {
     for (; n != 0; --n, ++p) {
         const auto digit = static_cast<unsigned>(*p - '0');
         if (digit > 9) return false;
-        value = value * 10 + digit;
+        value = detail::times_10_plus(value, digit);
     }
     // INT64_MAX, or its magnitude plus one for a negative number.
     if (value > (std::uint64_t{1} << 63) - (negative ? 0 : 1)) return false;
@@ -210,8 +212,11 @@ Status encode_command(const std::string_view* args, std::size_t count, char* out
 }
 
 std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity) noexcept {
+#if defined(__ARM_ARCH_6M__)
+    return detail::format_decimal_by_subtraction(value, out, capacity);
+#else
     // Counts the digits by comparisons, then writes them in place from the last. 32-bit
-    // divisions by a constant: a multiplication on a Cortex-M, no library call.
+    // divisions by a constant: a multiplication on these cores, no library call.
     std::size_t n = 1;
     for (std::uint32_t power = 10; n < 10 && value >= power; power *= 10)
         ++n;
@@ -219,6 +224,7 @@ std::size_t format_decimal(std::uint32_t value, char* out, std::size_t capacity)
     for (std::size_t i = n; i != 0; value /= 10)
         out[--i] = static_cast<char>('0' + value % 10);
     return n;
+#endif
 }
 
 }  // namespace resplock::resp

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/outcome.hpp"
+#include "core/word_math.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/core/resp.hpp"
@@ -64,7 +65,7 @@ inline __attribute__((always_inline)) Status retry(const Connection& conn, std::
         std::uint32_t wait = backoff;
         std::uint8_t r = 0;
         if (port.random != nullptr && port.random(port.ctx, &r, 1) == 0) {
-            wait = backoff / 2 + (backoff / 2) * r / 255U;
+            wait = backoff / 2 + quotient_255(backoff / 2 * r);
         }
         backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
         if (s == Status::busy) {

@@ -51,6 +51,22 @@ constexpr std::size_t eval_size(std::size_t text_len, std::size_t count,
 Status eval(Connection& conn, const Script& script, std::string_view* args, std::size_t count,
             resp::Reply& reply, Deadline deadline) noexcept;
 
+// eval() spelled out in its caller: the plain lock's owner script, whose requests are on the
+// deepest call path of the core, saves the frame (and the call) this way.
+inline __attribute__((always_inline)) Status eval_inline(Connection& conn, const Script& script,
+                                                         std::string_view* args, std::size_t count,
+                                                         resp::Reply& reply,
+                                                         Deadline deadline) noexcept {
+    for (bool by_text = false;; by_text = true) {
+        args[0] = {"EVALSHA", by_text ? 4U : 7U};  // EVAL is its prefix
+        args[1] = by_text ? script.text : script.sha1;
+        const Status s = conn.command(args, count, reply, deadline);
+        // NOSCRIPT: the server's script cache is empty (restart, failover, SCRIPT FLUSH): send
+        // the text once.
+        if (s != Status::no_script || by_text) return s;
+    }
+}
+
 // Whether the EVAL form of args[0..count) (args[2..] filled) fits the connection's buffer.
 inline bool eval_fits(const Connection& conn, const Script& script, const std::string_view* args,
                       std::size_t count) noexcept {

@@ -40,7 +40,7 @@ static void expect(resplock_mock_t* m, int argc, const char* const* argv, const 
 
 #define TOKEN0 "000102030405060708090a0b0c0d0e0f"
 #define TOKEN1 "101112131415161718191a1b1c1d1e1f" /* the mock's next random bytes */
-#define SHA "b9f09aef22a6677cd9ff71057c841e654a492713"
+#define SHA "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5"
 
 static void over_mock(void) {
     static char buf[C_BUF(512)];

@@ -13,7 +13,11 @@
 //   invalid_arguments_leave_the_buffer_untouched: count 0, no argument array, a null argument
 //     with a size at each position.
 //   format_decimal_around_every_power_of_ten: every value within 300 of 0, of each power of ten
-//     and of 2^31 and 2^32 - 1, into every capacity 0..11.
+//     and of 2^31 and 2^32 - 1, into every capacity 0..11; the same bytes from the ARMv6-M
+//     spelling, detail::format_decimal_by_subtraction.
+//   word_math_matches_the_plain_arithmetic: the ARMv6-M spellings of core/word_math.hpp
+//     (x / 255 by steps, value * 10 + digit word by word) against the plain expressions, for
+//     the inputs its test lists.
 //   request_sizes_are_the_encoded_sizes: detail::digits and detail::bulk_size around every
 //     power of ten up to 10^19; detail::eval_size for every script length around each power of
 //     ten up to 1000 and the real scripts, 0..12 and 96..99 arguments of lengths drawn from
@@ -31,6 +35,7 @@
 #include "check.hpp"
 #include "core/lua_scripts.hpp"
 #include "core/script.hpp"
+#include "core/word_math.hpp"
 #include "proof.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/resp.hpp"
@@ -323,13 +328,22 @@ TEST(format_decimal_around_every_power_of_ten) {
                 std::memset(mem.get(), guard_byte, capacity + guard);
                 proof::forbid(mem.get() + capacity, guard);
                 const std::size_t n = format_decimal(value, mem.get(), capacity);
+                // The ARMv6-M spelling (core/word_math.hpp), into a second buffer.
+                std::unique_ptr<char[]> mem6(new char[capacity + guard]);
+                std::memset(mem6.get(), guard_byte, capacity + guard);
+                proof::forbid(mem6.get() + capacity, guard);
+                const std::size_t n6 =
+                    detail::format_decimal_by_subtraction(value, mem6.get(), capacity);
                 proof::allow(mem.get() + capacity, guard);
+                proof::allow(mem6.get() + capacity, guard);
                 ++cases;
                 bool good = want.size() <= capacity
                                 ? CHECK_EQ(std::string_view(mem.get(), n), std::string_view(want))
                                 : CHECK_EQ(n, std::size_t{0});
                 for (std::size_t i = n; good && i < capacity + guard; ++i)
                     good = CHECK_EQ(mem[i], guard_byte);
+                good = good && CHECK_EQ(n6, n) &&
+                       CHECK_EQ(std::memcmp(mem6.get(), mem.get(), capacity + guard), 0);
                 if (!good) {
                     std::printf("      value %u, capacity %zu\n", value, capacity);
                     return;
@@ -347,6 +361,60 @@ TEST(format_decimal_around_every_power_of_ten) {
 resplock_port_t idle_port() {
     resplock_port_t port{};
     return port;
+}
+
+// The ARMv6-M spellings of core/word_math.hpp against the plain expressions.
+TEST(word_math_matches_the_plain_arithmetic) {
+    const proof::Timer timer;
+    unsigned long long cases = 0;
+    // quotient_255_by_steps: every x below 2^22, every x within 300 of each multiple of 2^20
+    // (up to 2^32 - 1).
+    auto quotient = [&](std::uint64_t x) {
+        ++cases;
+        const auto v = static_cast<std::uint32_t>(x);
+        if (detail::quotient_255_by_steps(v) == v / 255U) return true;
+        CHECK_EQ(detail::quotient_255_by_steps(v), v / 255U);
+        std::printf("      x %u\n", v);
+        return false;
+    };
+    for (std::uint64_t x = 0; x < (std::uint64_t{1} << 22); ++x)
+        if (!quotient(x)) return;
+    for (std::uint64_t centre = 0; centre <= 0x100000000U; centre += 1U << 20) {
+        for (std::uint64_t x = centre < 300 ? 0 : centre - 300; x <= centre + 300; ++x)
+            if (x <= 0xffffffffU && !quotient(x)) return;
+    }
+    // times_10_plus_by_words, every digit 0..9: the low word within 300 of each place where its
+    // product by 10 carries into the high word (k * 2^32 / 10, k = 0..10) and of 2^31, each with
+    // a high word of 0, 1, 2^31 / 10, 0x19999999, 2^31 and 2^32 - 1; and every value within 300
+    // of 2^k (k = 0..63) and below 2^64.
+    std::vector<std::uint64_t> values;
+    auto around = [&](std::uint64_t centre) {
+        for (std::uint64_t d = 0; d <= 600; ++d)
+            values.push_back(centre - 300 + d);  // wraps at 0 and 2^64: both ends covered
+    };
+    for (const std::uint64_t high :
+         {0ULL, 1ULL, 214748364ULL, 0x19999999ULL, 0x80000000ULL, 0xffffffffULL}) {
+        for (std::uint64_t k = 0; k <= 10; ++k)
+            around((high << 32) | ((k << 32) / 10));
+        around((high << 32) | 0x80000000U);
+    }
+    for (unsigned k = 0; k < 64; ++k)
+        around(std::uint64_t{1} << k);
+    for (const std::uint64_t value : values) {
+        for (std::uint32_t digit = 0; digit <= 9; ++digit) {
+            ++cases;
+            if (detail::times_10_plus_by_words(value, digit) != value * 10 + digit) {
+                CHECK_EQ(detail::times_10_plus_by_words(value, digit), value * 10 + digit);
+                std::printf("      value %llu, digit %u\n", static_cast<unsigned long long>(value),
+                            digit);
+                return;
+            }
+        }
+    }
+    proof::report("encode.word_math",
+                  "x / 255: every x below 2^22 and within 300 of each multiple of 2^20; "
+                  "value * 10 + digit: around each carry of the low word and each 2^k",
+                  cases, timer);
 }
 
 TEST(request_sizes_are_the_encoded_sizes) {

@@ -9,6 +9,8 @@
 //     span + 2^31. remaining() and overdue() must be exact while the clock has moved on by at most
 //     span + 2^31 ms (overdue: span + 2^31 - 1), the wrap-safe window; beyond it a 32-bit deadline
 //     cannot be told from one in the past (max_span_ms, connection.hpp), so nothing is asserted.
+//   hundredth_is_x_over_100: detail::hundredth (the division of the drift rule on ARMv6-M)
+//     against x / 100, for the inputs its test lists.
 //   validity_*: Validity::start(from, ttl) for every from in W and every ttl in 0..4, 99..103,
 //     199..204, 1000, max_ttl_ms - 2 .. max_ttl_ms + 2, 2^32 - 1, read at every clock value in W
 //     and every elapsed time within 300 of 0, of the usable span, of 2^31 and below 2^32:
@@ -196,6 +198,38 @@ TEST(drift_rule_is_ttl_over_100_plus_2) {
     proof::report("time.drift",
                   "every ttl within 300 of 0, 100..1000 by 100, 2^31 - 1 and 2^32 - 1", cases,
                   timer);
+}
+
+// detail::hundredth, the division drift_ms makes on ARMv6-M, against x / 100: every x below
+// 2^24, and for every x from 2^24 up, the first and last value of every block of 100 (x = 100 k
+// and 100 k + 99, k up to (2^32 - 1) / 100) whose first value lies within 300 of a multiple of
+// 2^16, and every x within 300 of 2^32 - 1 and of 2^31.
+TEST(hundredth_is_x_over_100) {
+    const proof::Timer timer;
+    unsigned long long cases = 0;
+    auto check = [&](std::uint64_t x) {
+        ++cases;
+        const auto v = static_cast<std::uint32_t>(x);
+        if (resplock::detail::hundredth(v) == v / 100) return true;
+        CHECK_EQ(resplock::detail::hundredth(v), v / 100);
+        std::printf("      x %u\n", v);
+        return false;
+    };
+    for (std::uint64_t x = 0; x < (std::uint64_t{1} << 24); ++x)
+        if (!check(x)) return;
+    for (std::uint64_t base = std::uint64_t{1} << 24; base < two_32; base += 1U << 16) {
+        for (std::uint64_t k = (base - 300) / 100; k * 100 <= base + 300 && k * 100 < two_32; ++k)
+            if (!check(k * 100) || (k * 100 + 99 < two_32 && !check(k * 100 + 99))) return;
+    }
+    std::vector<std::uint64_t> ends;
+    around(ends, two_32 - 1, two_32);
+    around(ends, two_31, two_32);
+    for (const std::uint64_t x : ends)
+        if (!check(x)) return;
+    proof::report("time.hundredth",
+                  "every x below 2^24; both ends of each block of 100 within 300 of a multiple of "
+                  "2^16; within 300 of 2^31 and 2^32 - 1",
+                  cases, timer);
 }
 
 struct ValidityRun {

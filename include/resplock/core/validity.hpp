@@ -15,10 +15,29 @@ inline constexpr std::uint32_t max_ttl_ms = max_span_ms;
 
 namespace detail {
 
+// x / 100 by shifts and subtractions (a restoring division; the quotient is below 2^26). A core
+// with neither a divide instruction nor a 64-bit product (ARMv6-M: Cortex-M0, M0+, M1) would
+// link a library routine for the division, several times the size of this loop.
+constexpr std::uint32_t hundredth(std::uint32_t x) noexcept {
+    std::uint32_t q = 0;
+    for (std::uint32_t bit = std::uint32_t{1} << 25, step = std::uint32_t{100} << 25; bit != 0;
+         bit >>= 1, step >>= 1) {
+        if (x >= step) {
+            x -= step;
+            q |= bit;
+        }
+    }
+    return q;
+}
+
 // The clock-drift allowance a validity of ttl_ms loses (ttl/100 + 2 ms): Validity::start and the
 // renewal driver's refusal of margins no renewal can outlast count it alike.
 constexpr std::uint32_t drift_ms(std::uint32_t ttl_ms) noexcept {
-    return ttl_ms / 100 + 2;
+#if defined(__ARM_ARCH_6M__)
+    return hundredth(ttl_ms) + 2;
+#else
+    return ttl_ms / 100 + 2;  // a multiplication where the core has a 64-bit product
+#endif
 }
 
 inline bool valid_ttl(std::uint32_t ttl_ms) noexcept {

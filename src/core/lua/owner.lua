@@ -24,7 +24,6 @@ if not a[1] then return {v,r('pttl',k)} end
 -- taken since by another client, must never delete or prolong that client's lock. The check and
 -- the write run in one script, so nothing can come between them.
 if v~=a[1] then return v and -1 or 0 end
--- Extend: PEXPIRE answers 1, the key being there.
-if a[2] then return r('pexpire',k,a[2]) end
--- Release: DEL answers 1.
-return r('del',k)
+-- Extend with a TTL (PEXPIRE answers 1, the key being there), else release (DEL answers 1). The
+-- PEXPIRE's 1 is true in Lua, so `or` never sends the DEL after it.
+return a[2] and r('pexpire',k,a[2]) or r('del',k)

@@ -1,0 +1,78 @@
+// Arithmetic spelled out in 32-bit operations for ARMv6-M (Cortex-M0, M0+, M1), a core with
+// neither a divide instruction nor a 64-bit product: there the compiler would call a library
+// routine (__aeabi_uidiv, __aeabi_lmul), several times the size of these few instructions, for
+// what other cores do in one or two. Each is selected on ARMv6-M only and proved against the
+// plain expression on the host (tests/proofs/proof_encode.cpp). Internal: not installed.
+#ifndef RESPLOCK_WORD_MATH_HPP
+#define RESPLOCK_WORD_MATH_HPP
+
+#include <cstddef>
+#include <cstdint>
+
+namespace resplock::detail {
+
+// value * 10 + digit, wrapping as a uint64_t would: value * 8 + value * 2 + digit, word by
+// word (shifts of the whole value, or a multiplication, are a library call on ARMv6-M).
+constexpr std::uint64_t times_10_plus_by_words(std::uint64_t value, std::uint32_t digit) noexcept {
+    const auto lo = static_cast<std::uint32_t>(value);
+    const auto hi = static_cast<std::uint32_t>(value >> 32);
+    std::uint32_t high = ((hi << 3) | (lo >> 29)) + ((hi << 1) | (lo >> 31));
+    const std::uint32_t twice = lo << 1;
+    std::uint32_t low = (lo << 3) + twice;
+    high += low < twice ? 1U : 0U;
+    low += digit;
+    high += low < digit ? 1U : 0U;
+    return (std::uint64_t{high} << 32) | low;
+}
+
+constexpr std::uint64_t times_10_plus(std::uint64_t value, std::uint32_t digit) noexcept {
+#if defined(__ARM_ARCH_6M__)
+    return times_10_plus_by_words(value, digit);
+#else
+    return value * 10 + digit;
+#endif
+}
+
+// x / 255 by steps that keep the quotient and shrink x: x = 256 t + rest = 255 t + (t + rest),
+// with t = x / 256, at least 1 while x > 255; at most 255 is left, a last 1 when it is 255.
+constexpr std::uint32_t quotient_255_by_steps(std::uint32_t x) noexcept {
+    std::uint32_t q = 0;
+    while (x > 255U) {
+        const std::uint32_t t = x >> 8;
+        q += t;
+        x -= (t << 8) - t;
+    }
+    return x == 255U ? q + 1 : q;
+}
+
+constexpr std::uint32_t quotient_255(std::uint32_t x) noexcept {
+#if defined(__ARM_ARCH_6M__)
+    return quotient_255_by_steps(x);
+#else
+    return x / 255U;
+#endif
+}
+
+// resp::format_decimal without a division: counts the digits by comparisons, then writes them
+// from the first, each by subtracting its power of ten; the next power is the last one's half
+// times the inverse of 5 modulo 2^32 (5 * 0xcccccccd = 4 * 2^32 + 1), exact for a multiple of 5.
+inline __attribute__((always_inline)) std::size_t format_decimal_by_subtraction(
+    std::uint32_t value, char* out, std::size_t capacity) noexcept {
+    std::size_t n = 1;
+    std::uint32_t power = 1;  // 10^(n - 1)
+    for (; n < 10 && value >= power * 10; ++n)
+        power *= 10;
+    if (n > capacity) return 0;
+    for (std::size_t i = 0; i != n; ++i) {
+        char digit = '0';
+        for (; value >= power; value -= power)
+            ++digit;
+        out[i] = digit;
+        power = (power >> 1) * 0xcccccccdU;  // 1 becomes 0 after the last digit
+    }
+    return n;
+}
+
+}  // namespace resplock::detail
+
+#endif  // RESPLOCK_WORD_MATH_HPP

@@ -18,18 +18,8 @@ mkdir -p "$work/units" "$work/man/man1"
 trap 'rm -rf "$work"' EXIT
 cp "$source_dir/tools/resplock/resplock.1" "$work/man/man1/"
 
-failed=0
-passed=0
-check() {  # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $what"
-    fi
-}
+# shellcheck source=tests/support/check.sh
+. "$source_dir/tests/support/check.sh"
 
 units=()
 for unit in "$source_dir"/examples/systemd/*.service "$source_dir"/examples/systemd/*.timer; do
@@ -63,5 +53,4 @@ cron=$source_dir/examples/cron/resplock.cron
 check "examples/cron/resplock.cron has no line running resplock run" \
     grep -Eq '^([^#[:space:]]+[[:space:]]+){5}[a-z_][a-z0-9_-]*[[:space:]]+resplock .* run ' "$cron"
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+check_summary

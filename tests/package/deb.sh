@@ -23,18 +23,8 @@ version=$(sh "$source_dir/scripts/sources.sh" RESPLOCK_VERSION)
 
 rm -rf "$work"
 mkdir -p "$work"
-failed=0
-passed=0
-check() {  # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $what"
-    fi
-}
+# shellcheck source=tests/support/check.sh
+. "$source_dir/tests/support/check.sh"
 run_logged() {  # run_logged NAME COMMAND...: its output only when it fails
     local name=$1
     shift
@@ -119,6 +109,4 @@ check "lintian found $errors errors" test "$errors" -eq 0
 check "lintian failed to run (exit $lintian_status, no error reported)" \
     test "$lintian_status" -eq 0 -o "$errors" -gt 0
 
-echo "$passed passed, $failed failed"
-if ((failed == 0)); then rm -rf "$work"; fi
-((failed == 0))
+if check_summary; then rm -rf "$work"; else exit 1; fi

@@ -17,18 +17,8 @@ version=$(sh "$source_dir/scripts/sources.sh" RESPLOCK_VERSION)
 rm -rf "$work"
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT
-failed=0
-passed=0
-check() {  # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-    else
-        failed=$((failed + 1))
-        echo "FAIL: $what"
-    fi
-}
+# shellcheck source=tests/support/check.sh
+. "$source_dir/tests/support/check.sh"
 
 "$make" -s -C "$source_dir" BUILD="$work/make" DESTDIR="$work/make-root" PREFIX=/usr/local install \
     >"$work/make.log" 2>&1 || {
@@ -83,5 +73,4 @@ cexpected=$(printf '%s\n' "$expected" share/doc/resplock/changelog.gz share/doc/
 check "cmake --install --component cli wrote '$cmade', expected exactly '$cexpected'" \
     test "$cmade" = "$cexpected"
 
-echo "$passed passed, $failed failed"
-((failed == 0))
+check_summary

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The whole test suite, the command the README gives and .ci/run calls. Installs what it needs
 # (Debian packages, scripts/install-deps.sh), builds everything with CMake (warnings as errors)
-# and runs the suite with CTest; then every build type with g++ and clang++, with and without
-# mbedTLS (scripts/build-matrix.sh), the suite again under AddressSanitizer and
-# UndefinedBehaviorSanitizer, the CLI tests under valgrind, clang-tidy, cppcheck and
-# clang-format, the fuzzers, the benchmark's short run (its invariants, not its timings), and the
-# suite on 32-bit ARM Linux.
+# and runs the suite with CTest, with every build type with g++ and clang++, with and without
+# mbedTLS (scripts/build-matrix.sh) built beside it; then the suite again under AddressSanitizer
+# and UndefinedBehaviorSanitizer, with clang-tidy, cppcheck and clang-format beside it; the CLI
+# tests under valgrind, the fuzzers, the benchmark's short run (its invariants, not its timings),
+# and the suite on 32-bit ARM Linux.
 #   ./scripts/test.sh [CTEST ARGS...]          everything (extra arguments go to the host and ARM
 #                                              ctest runs, e.g. -R cli)
 #   ./scripts/test.sh --quick [CTEST ARGS...]  the host build and host suite only, for iteration
@@ -34,23 +34,53 @@ stage() {
 stage_done() {
     echo "$1 stage: $((SECONDS - stage_start)) s"
 }
+# A stage that only computes (compiling, static analysis) runs beside a suite at the lowest
+# priority (nice 19): it takes the CPU that the suite's tests leave idle while they wait on
+# servers, timers and child processes, and the suite's timing-bound tests keep theirs. Its output
+# goes to build/<name>.log, printed when it is awaited; its failure fails the run then.
+declare -A side_pid side_start
+side() {
+    local name=$1
+    shift
+    mkdir -p build
+    echo "=== $name: started beside the next stage, at nice 19 (build/$name.log) ==="
+    # A process group of its own (setsid), so that a run that stops early can stop all of it.
+    setsid nice -n 19 "$@" >"build/$name.log" 2>&1 &
+    side_pid[$name]=$!
+    side_start[$name]=$SECONDS
+}
+side_done() {
+    local name=$1 status=0
+    wait "${side_pid[$name]}" || status=$?
+    unset "side_pid[$name]"
+    echo "=== $name (ran beside the stage above) ==="
+    cat "build/$name.log"
+    echo "$name stage: $((SECONDS - side_start[$name])) s, beside the stage above"
+    return "$status"
+}
+# A run that stops early stops what runs beside it too.
+stop_sides() {
+    local p
+    for p in "${side_pid[@]}"; do
+        kill -- "-$p" 2>/dev/null || true
+    done
+}
+trap stop_sides EXIT
 
 # The host build also writes compile_commands.json for clang-tidy in the lint stage.
 stage "host: build everything, run the whole suite"
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 cmake --build build/cmake -j "$jobs"
+# Every build type with g++ and clang++, with and without mbedTLS: the library and the tool only,
+# warnings as errors (the optimiser finds warnings that the Debug build above cannot).
+((quick)) || side "build-matrix" ./scripts/build-matrix.sh build/matrix
 ctest --test-dir build/cmake --output-on-failure -j "$jobs" "$@"
 stage_done host
 if ((quick)); then
     exit 0
 fi
-
-# Every build type with g++ and clang++, with and without mbedTLS: the library and the tool only,
-# warnings as errors (the optimiser finds warnings that the Debug build above cannot).
-stage "build matrix: {Release, MinSizeRel, RelWithDebInfo, Debug} x {g++, clang++} x mbedTLS on/off"
-./scripts/build-matrix.sh build/matrix
-stage_done "build matrix"
+side_done "build-matrix"
 
 # g++ rather than clang: clang's -fsanitize=undefined includes `function`, whose runtime is C++ and
 # is missing from tests/c's program, which the C compiler links; g++'s runtimes link from C too.
@@ -64,11 +94,14 @@ CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERR
     -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 cmake --build build/asan -j "$jobs"
+# clang-tidy, cppcheck and clang-format (the host build's compile_commands.json) beside the suite.
+side "lint" ./scripts/lint.sh build/cmake
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE soak \
     -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
+side_done "lint"
 
 # Every resplock the CLI tests start runs under valgrind (a generated wrapper, see
 # RESPLOCK_CLI_LAUNCHER in tests/CMakeLists.txt). Exit code 99 marks a valgrind finding: no
@@ -81,10 +114,6 @@ cmake -S . -B build/valgrind -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
 cmake --build build/valgrind -j "$jobs" --target cli_slow_launcher_tests
 ctest --test-dir build/valgrind --output-on-failure -j "$jobs" -L cli_slow_launcher
 stage_done valgrind
-
-stage "lint: clang-tidy (.clang-tidy), cppcheck and clang-format (.clang-format)"
-./scripts/lint.sh build/cmake
-stage_done lint
 
 stage "fuzz: libFuzzer, 60 s per target (scripts/fuzz.sh)"
 ./scripts/fuzz.sh 60

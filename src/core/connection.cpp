@@ -233,8 +233,10 @@ Status Connection::receive(resp::Reply& reply, Deadline deadline, bool prefix) n
         if (s == Status::incomplete) continue;
         if (s != Status::ok) break;
         // One request, one reply: bytes beyond it mean the stream is out of step.
-        s = Status::protocol_error;
-        if (parser_.consumed() != used) break;
+        if (parser_.consumed() != used) {
+            s = Status::protocol_error;
+            break;
+        }
         reply = parser_.reply();
         error_reply_ = reply.top().is(resp::Type::error);
         if (error_reply_) return classify_error(reply.top().text());

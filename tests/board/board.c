@@ -1,8 +1,9 @@
-/* Board support of the firmware on QEMU's mps2-an386: SysTick clock, semihosting command line,
- * the test-only random source, and a polled driver for the board's LAN9118 (SMSC9220) Ethernet
- * controller as an lwIP netif. Register offsets and bits are the controller's (LAN9118
- * datasheet; QEMU models it in hw/net/lan9118.c and maps it at 0x40200000 on this board, per
- * hw/arm/mps2.c). No interrupt but SysTick: received frames are fetched by board_net_poll(). */
+/* Board support of the firmware on QEMU's mps2-an386 and mps2-an505: SysTick clock, semihosting
+ * command line, the test-only random source, and a polled driver for the board's LAN9118
+ * (SMSC9220) Ethernet controller as an lwIP netif. Register offsets and bits are the
+ * controller's (LAN9118 datasheet; QEMU models it in hw/net/lan9118.c); where each board maps it,
+ * and its clock, are board.h's. No interrupt but SysTick: received frames are fetched by
+ * board_net_poll(). */
 #include "board.h"
 
 #include <string.h>
@@ -20,7 +21,6 @@
 #define SYST_CSR (*(volatile uint32_t*)0xE000E010u)
 #define SYST_RVR (*(volatile uint32_t*)0xE000E014u)
 #define SYST_CVR (*(volatile uint32_t*)0xE000E018u)
-#define CPU_HZ 25000000u /* the processor clock of the MPS2 FPGA images */
 
 static volatile uint32_t ticks_ms;
 
@@ -29,7 +29,7 @@ void systick_handler(void) {
 }
 
 void board_clock_start(void) {
-    SYST_RVR = CPU_HZ / 1000u - 1u;
+    SYST_RVR = BOARD_CPU_HZ / 1000u - 1u;
     SYST_CVR = 0;
     SYST_CSR = 7u; /* processor clock, interrupt, enable */
 }
@@ -109,8 +109,7 @@ uint32_t board_test_random32(void) {
 /* --- LAN9118 -----------------------------------------------------------------------------------
  */
 
-#define LAN_BASE 0x40200000u
-#define LAN_REG(off) (*(volatile uint32_t*)(LAN_BASE + (off)))
+#define LAN_REG(off) (*(volatile uint32_t*)(BOARD_LAN9118_BASE + (off)))
 #define RX_DATA_FIFO LAN_REG(0x00u)
 #define TX_DATA_FIFO LAN_REG(0x20u)
 #define RX_STATUS_FIFO LAN_REG(0x40u)

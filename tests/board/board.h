@@ -1,10 +1,38 @@
-/* The board support of the firmware on QEMU's mps2-an386 (Cortex-M4): semihosting, the SysTick
- * millisecond clock, the polled LAN9118 Ethernet netif, and the per-run test random source. */
+/* The board support of the firmware on QEMU's mps2-an386 (Cortex-M4) and mps2-an505 (Cortex-M33,
+ * secure state): semihosting, the SysTick millisecond clock, the polled LAN9118 Ethernet netif,
+ * and the per-run test random source. */
 #ifndef RESPLOCK_TESTS_BOARD_H
 #define RESPLOCK_TESTS_BOARD_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* The board, chosen by board.mk's BOARD (-DBOARD_MPS2_AN386 or -DBOARD_MPS2_AN505): what differs
+ * between the two as QEMU models them. Everything else is the same on both: the core's registers
+ * (SysTick), semihosting, the LAN9118's own registers; the memory map is the linker script's. The
+ * driver is polled, so neither board's Ethernet interrupt number is needed (an386: IRQ 13, an505:
+ * IRQ 48, the expansion interrupt 16).
+ *   BOARD_NAME          QEMU's machine (-M)
+ *   BOARD_LAN9118_BASE  the Ethernet controller's registers
+ *   BOARD_CPU_HZ        the processor clock, which SysTick counts */
+#if defined(BOARD_MPS2_AN386)
+/* hw/arm/mps2.c: the LAN9118 at 0x40200000, a 25 MHz clock. */
+#define BOARD_NAME "mps2-an386"
+#define BOARD_LAN9118_BASE 0x40200000u
+#define BOARD_CPU_HZ 25000000u
+#elif defined(BOARD_MPS2_AN505)
+/* hw/arm/mps2-tz.c: the LAN9118 at 0x42000000 behind a peripheral protection controller (the AHB
+ * expansion PPC 0), which resets with it secure-only. The firmware runs secure and uses the secure
+ * alias, 0x52000000 (the IoTKit's IDAU: bit 28 set is the secure half). With the SAU as it resets
+ * (off) every access of secure code is secure, so the non-secure address would reach it too; the
+ * secure one stays right once an SAU marks the non-secure half as such. A 20 MHz clock. On this
+ * board 0x40200000 is UART 0, not the LAN9118. */
+#define BOARD_NAME "mps2-an505"
+#define BOARD_LAN9118_BASE 0x52000000u
+#define BOARD_CPU_HZ 20000000u
+#else
+#error "no board: build with -DBOARD_MPS2_AN386 or -DBOARD_MPS2_AN505 (board.mk's BOARD)"
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -29,7 +57,7 @@ static inline uintptr_t semihosting_call(uint32_t op, uintptr_t arg) {
     return r0;
 }
 
-/* SysTick: 1 ms ticks from the 25 MHz processor clock. */
+/* SysTick: 1 ms ticks from the processor clock (BOARD_CPU_HZ). */
 void systick_handler(void);
 void board_clock_start(void);
 uint32_t board_now_ms(void);

@@ -1,14 +1,18 @@
-# Builds the board firmware for QEMU's mps2-an386 (Cortex-M4) with arm-none-eabi-gcc: lwIP 2.1
-# from Debian's source package (fetched into the build tree by fetch-source.sh), NO_SYS=1, the
+# Builds the board firmware for one of QEMU's MPS2 boards with arm-none-eabi-gcc: lwIP 2.1 from
+# Debian's source package (fetched into the build tree by fetch-source.sh), NO_SYS=1, the
 # library, the lwIP raw-API port and the board support; newlib-nano, semihosting, -Os,
-# --gc-sections. Run from the repository root:
-#   make -f tests/board/board.mk BOARD_BUILD=build/board LWIP_DIR=build/board/src/lwip \
-#       [MBEDTLS_DIR=build/board/src/mbedtls]
+# --gc-sections. BOARD picks the board, one firmware source for both:
+#   an386 (default)  mps2-an386: -mcpu=cortex-m4, mps2-an386.ld
+#   an505            mps2-an505: -mcpu=cortex-m33, mps2-an505.ld (secure state)
+# (their peripheral addresses and clocks are board.h's). Run from the repository root:
+#   make -f tests/board/board.mk BOARD=an505 BOARD_BUILD=build/board/an505 \
+#       LWIP_DIR=build/board/src/lwip [MBEDTLS_DIR=build/board/src/mbedtls]
 # Output: $(BOARD_BUILD)/firmware-plain.elf, and with MBEDTLS_DIR (mbedTLS 2.28 from Debian's
 # source package) $(BOARD_BUILD)/firmware-tls.elf: the same firmware over the mbedTLS port
 # wrapping the raw-API port (each with its .map).
-BOARD_BUILD ?= build/board
-LWIP_DIR ?= $(BOARD_BUILD)/src/lwip
+BOARD ?= an386
+BOARD_BUILD ?= build/board/$(BOARD)
+LWIP_DIR ?= build/board/src/lwip
 CROSS ?= arm-none-eabi-
 BOARD_DIR := tests/board
 
@@ -19,10 +23,23 @@ CXX := $(CROSS)g++
 # (step 6) goes through the port's back-pressure path.
 BOARD_RX_SIZE ?= 64
 
-ARCH := -mcpu=cortex-m4 -mthumb -mfloat-abi=soft
+# Per board: the core, and the define that picks board.h's addresses and clock. The linker
+# script is the unit tests' for the same board.
+BOARD_CPU.an386 := cortex-m4
+BOARD_CPU.an505 := cortex-m33
+BOARD_DEFINE.an386 := -DBOARD_MPS2_AN386
+BOARD_DEFINE.an505 := -DBOARD_MPS2_AN505
+BOARD_CPU := $(BOARD_CPU.$(BOARD))
+ifeq (,$(BOARD_CPU))
+$(error BOARD=$(BOARD): an386 or an505)
+endif
+BOARD_DEFINE := $(BOARD_DEFINE.$(BOARD))
+BOARD_LDSCRIPT := tests/target/cortex-m4/mps2-$(BOARD).ld
+
+ARCH := -mcpu=$(BOARD_CPU) -mthumb -mfloat-abi=soft
 OPT := -Os -g -ffunction-sections -fdata-sections
 CPPFLAGS := -Iinclude -Isrc -I$(BOARD_DIR) -I$(LWIP_DIR)/src/include \
-    -DRESPLOCK_LWIP_RAW_RX_SIZE=$(BOARD_RX_SIZE)
+    -DRESPLOCK_LWIP_RAW_RX_SIZE=$(BOARD_RX_SIZE) $(BOARD_DEFINE)
 lists = $(shell sh scripts/sources.sh $(1))
 WARN := $(call lists,RESPLOCK_WARNING_FLAGS) -Werror
 LIB_CXXFLAGS := -std=c++17 $(WARN) $(call lists,RESPLOCK_CXX_FLAGS)
@@ -32,7 +49,7 @@ BOARD_CXXFLAGS := -std=c++17 -Wall -Wextra -Wshadow -Werror -fno-exceptions -fno
 # lwIP and mbedTLS are other projects' code, built as its own build would: not held to our warnings.
 LWIP_CFLAGS := -std=gnu99 -w
 LDFLAGS := $(ARCH) -nostartfiles --specs=nano.specs --specs=rdimon.specs \
-    -T tests/target/cortex-m4/mps2-an386.ld -Wl,--gc-sections
+    -T $(BOARD_LDSCRIPT) -Wl,--gc-sections
 
 LWIPDIR := $(LWIP_DIR)/src
 include $(LWIP_DIR)/src/Filelists.mk

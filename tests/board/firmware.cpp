@@ -1,7 +1,8 @@
 // The board firmware: a bare-metal super-loop (lwIP NO_SYS=1, no RTOS) that takes a real lock on
 // the host's redis-server through QEMU's user network (gateway 10.0.2.2), over the lwIP raw-API
 // port. The host-side driver (test_board.cpp) plays the other party; the two synchronise through
-// the lock keys and the "STEP" lines printed here (semihosting console). The command line
+// the lock keys and the "STEP" lines printed here (semihosting console). The same source serves
+// QEMU's mps2-an386 and mps2-an505 (board.h); the first line names the board. The command line
 // (semihosting) gives the server's port and the per-run random seed: "port=N seed=HEX".
 // Exit status 0 only if every step saw what it expected.
 #include <cstdarg>
@@ -128,7 +129,8 @@ int main() {
     board_test_random_seed(std::strtoull(seed_text, nullptr, 16));
     board_clock_start();
     if (board_net_init() != 0) {
-        std::printf("FAIL: no LAN9118 at 0x40200000\n");
+        std::printf("FAIL: no LAN9118 at 0x%08lx (%s)\n",
+                    static_cast<unsigned long>(BOARD_LAN9118_BASE), BOARD_NAME);
         return 2;
     }
 
@@ -181,9 +183,9 @@ int main() {
     resplock::Lock lock(conn, "board:lock");
     resplock::Lock gate(conn, "board:gate");
 #ifdef BOARD_TLS
-    step("up 10.0.2.15 -> %s:%u tls", cc.host, static_cast<unsigned>(cc.port));
+    step("up %s 10.0.2.15 -> %s:%u tls", BOARD_NAME, cc.host, static_cast<unsigned>(cc.port));
 #else
-    step("up 10.0.2.15 -> %s:%u", cc.host, static_cast<unsigned>(cc.port));
+    step("up %s 10.0.2.15 -> %s:%u", BOARD_NAME, cc.host, static_cast<unsigned>(cc.port));
 #endif
 
 #ifdef BOARD_TLS

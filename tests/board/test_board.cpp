@@ -1,7 +1,9 @@
 // The host side of the board proof: starts a real redis-server on 127.0.0.1, runs the board
-// firmware under qemu-system-arm (mps2-an386, LAN9118 on QEMU's user network, where the host is
-// 10.0.2.2) and plays the other party of each step with the resplock CLI and redis-cli, reading
-// the firmware's "STEP" lines from its semihosting console as they come:
+// firmware under qemu-system-arm (the board given: mps2-an386 or mps2-an505, LAN9118 on QEMU's
+// user network, where the host is 10.0.2.2) and plays the other party of each step with the
+// resplock CLI and redis-cli, reading the firmware's "STEP" lines from its semihosting console as
+// they come:
+//   up        the image was built for the board it runs on
 //   init      the port's set-up rules (missing config, poll hook, random source)
 //   no-host   a name lwIP cannot resolve is no_host (the server itself is reached by name)
 //   wrong-name (TLS) the certificate is verified: under a name it does not carry it is refused
@@ -18,7 +20,7 @@
 //   kill-me   the host kills the server
 //   after-kill the firmware saw the lock lost and a connection error, never "held"
 //   pcbs      no pcb in lwIP's lists still points at a port context (none leaked)
-//   usage: test_board BUILD_DIR plain|tls
+//   usage: test_board BUILD_DIR BOARD plain|tls     BOARD: QEMU's machine, e.g. mps2-an505
 // Exits 77 with a SKIPPED line when the build step skipped (BUILD_DIR/skipped says why) or QEMU
 // is absent; prints "N passed, M failed".
 #include <fcntl.h>
@@ -176,12 +178,13 @@ long number(const std::string& s) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        std::fprintf(stderr, "usage: %s BUILD_DIR plain|tls\n", argv[0]);
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: %s BUILD_DIR BOARD plain|tls\n", argv[0]);
         return 2;
     }
     const std::string build = argv[1];
-    const std::string mode = argv[2];
+    const std::string board = argv[2];
+    const std::string mode = argv[3];
     {
         std::ifstream skipped(build + "/skipped");
         std::string why;
@@ -209,8 +212,11 @@ int main(int argc, char** argv) {
     }
     const std::string elf = build + "/firmware-" + mode + ".elf";
     if (access(elf.c_str(), R_OK) != 0) {
-        std::printf("FAILED: %s does not exist: the build step (board.mps2_an386.build) failed\n",
-                    elf.c_str());
+        std::string step = "board." + board + ".build";
+        for (char& c : step)
+            if (c == '-') c = '_';
+        std::printf("FAILED: %s does not exist: the build step (%s) failed\n", elf.c_str(),
+                    step.c_str());
         return 1;
     }
 
@@ -260,7 +266,7 @@ int main(int argc, char** argv) {
     const std::vector<std::string> cmd = {
         "qemu-system-arm",
         "-M",
-        "mps2-an386",
+        board,
         "-nic",
         "user,model=lan9118",
         "-semihosting-config",
@@ -288,7 +294,9 @@ int main(int argc, char** argv) {
         if (w.size() < 2 || w[0] != "STEP") continue;
         last = w[1];
         const std::string& step = w[1];
-        if (step == "init") {
+        if (step == "up") {
+            check(w.size() >= 3 && w[2] == board, "firmware: built for " + board);
+        } else if (step == "init") {
             check(w.size() == 3 && w[2] == "checked",
                   "firmware: init refuses a missing config or poll hook, and a missing random");
         } else if (step == "no-host") {

@@ -1,14 +1,15 @@
 // The benchmark's scale mode (bench/run.sh --scale, and a short run in --quick): many devices,
 // one connection each, contend for a few keys of one server or of a Redis Cluster. Modes:
-//   run fair|lock|sem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS [LIMIT]
+//   run fair|lock|sem|fairsem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS [LIMIT]
 //       DEVICES threads (64 KiB stacks), each with its own POSIX-port connection and lock object
 //       (FairLock; the plain Lock with try_acquire's default retry; the Semaphore with LIMIT
-//       places, default 10, plain mode). Device d uses key d % KEYS ("scale:k:<n>"): it acquires
-//       (waiting up to the end of the run), holds HOLD_MS, releases and tries again at once, for
-//       SECONDS. PORTS: one port (single) or the cluster's masters, comma-separated; in a
-//       cluster each device starts at master d % masters with a Cluster router and follows its
-//       key's redirection. Before the devices start, one client runs uncontended acquire +
-//       release cycles of the same kind on a key of its own: the server CPU per cycle it costs.
+//       places, default 10, in its plain mode, or in its fair mode: fairsem). Device d uses key d %
+//       KEYS ("scale:k:<n>"): it acquires (waiting up to the end of the run), holds HOLD_MS,
+//       releases and tries again at once, for SECONDS. PORTS: one port (single) or the cluster's
+//       masters, comma-separated; in a cluster each device starts at master d % masters with a
+//       Cluster router and follows its key's redirection. Before the devices start, one client runs
+//       uncontended acquire + release cycles of the same kind on a key of its own: the server CPU
+//       per cycle it costs.
 //   snapshot PORTS FILE
 //       INFO (all sections) of each port into FILE.PORT (the Node driver calls it at the start
 //       and at the end of its run).
@@ -184,6 +185,13 @@ struct Snapshot {
         return total;
     }
     // Every command's calls but INFO's (the snapshots' own).
+    // The server's own time (INFO commandstats usec) of one command, summed over the servers.
+    long usec(const std::string& command) const {
+        long total = 0;
+        for (const std::string& i : infos)
+            total += bench::command_stat(i, command.c_str(), "usec");
+        return total;
+    }
     long all_calls() const {
         long total = 0;
         for (const std::string& i : infos) {
@@ -263,6 +271,14 @@ void print_figures(const std::vector<Hold>& holds, long devices, long keys, long
     std::printf("server_cpu_s %.3f\n", cpu_s);
     std::printf("server_cpu_pct %.1f\n", 100.0 * cpu_s / static_cast<double>(seconds));
     std::printf("server_cpu_us_per_acq %.2f\n", 1e6 * cpu_s / n);
+    // Where the server's time went: each request command's calls and own time per acquisition.
+    for (const std::string& c : request_commands) {
+        const std::string one{c};
+        std::printf("calls_per_acq.%s %.3f\n", c.c_str(),
+                    static_cast<double>(after.calls({one}) - before.calls({one})) / n);
+        std::printf("server_us_per_acq.%s %.2f\n", c.c_str(),
+                    static_cast<double>(after.usec(c) - before.usec(c)) / n);
+    }
 }
 
 // ---- run: the devices, one thread each ----
@@ -293,6 +309,7 @@ struct Run {
     std::vector<std::uint16_t> ports;
     long keys = 0;
     std::uint32_t limit = 1;
+    bool fair_sem = false;  // the semaphore's fair mode
     std::int64_t hold_ns = 0;
     std::vector<std::string> key_names;
     std::unique_ptr<std::atomic<int>[]> holders;  // live holders per key
@@ -360,7 +377,7 @@ struct Device {
                 lock = std::make_unique<resplock::Lock>(*conn, key);
                 break;
             case Kind::sem:
-                sem = std::make_unique<resplock::Semaphore>(*conn, key, r.limit, false);
+                sem = std::make_unique<resplock::Semaphore>(*conn, key, r.limit, r.fair_sem);
                 break;
         }
     }
@@ -479,7 +496,9 @@ double cpu_of(const rusage& u) {
 
 int run_mode(int argc, char** argv) {
     if (argc < 9 || argc > 10) {
-        fail("usage: run fair|lock|sem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS [LIMIT]");
+        fail(
+            "usage: run fair|lock|sem|fairsem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS "
+            "[LIMIT]");
     }
     Run r;
     const std::string kind = argv[2], topology = argv[3];
@@ -487,8 +506,9 @@ int run_mode(int argc, char** argv) {
         r.kind = Kind::fair;
     } else if (kind == "lock") {
         r.kind = Kind::lock;
-    } else if (kind == "sem") {
+    } else if (kind == "sem" || kind == "fairsem") {
         r.kind = Kind::sem;
+        r.fair_sem = kind == "fairsem";
     } else {
         fail("unknown kind " + kind);
     }
@@ -517,6 +537,7 @@ int run_mode(int argc, char** argv) {
         solo.kind = r.kind;
         solo.cluster = r.cluster;
         solo.limit = r.limit;
+        solo.fair_sem = r.fair_sem;
         Device one(solo, 0, "scale:solo", r.ports[0]);
         if (one.conn->connect(resplock::Deadline::after(one.port, 5000)) != Status::ok ||
             one.warm_up() != Status::ok) {
@@ -685,7 +706,7 @@ int records_mode(int argc, char** argv) {
 
 constexpr const char* kUsage =
     "usage: resplock_scale MODE ARGS...\n"
-    "  run fair|lock|sem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS [LIMIT]\n"
+    "  run fair|lock|sem|fairsem single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS [LIMIT]\n"
     "  snapshot PORTS FILE\n"
     "  records single|cluster PORTS DEVICES KEYS SECONDS LIMIT COMMANDS FILE";
 

@@ -5,7 +5,7 @@ the invariants. Prints a table for people, then `name value unit` lines for scri
 
   report.py RAW_FILE BUILD_DIR
   report.py --link LINK_RAW_FILE DELAYS_US KS STRATEGIES PEERS   (the link mode, part 6)
-  report.py --scale SCALE_RAW_FILE CASES PEERS                   (the scale mode, part 7)
+  report.py --scale SCALE_RAW_FILE CASES PEERS SWEEP             (the scale mode, part 7)
 
 Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
 calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
@@ -313,7 +313,7 @@ SCALE_PEER_NAMES = {
 
 
 def scale_main(args):
-    raw_file, cases, peers = args
+    raw_file, cases, peers, sweep = args
     values = {}
     with open(raw_file) as f:
         for line in f:
@@ -343,7 +343,10 @@ def scale_main(args):
                      "sem" if peer == "semaphore" else "lock"))
     print(f"   Scale: {devices} devices (one connection each), {keys} keys for the locks and"
           f" {sem_keys} for the semaphore, hold 5 ms, {seconds} s per case")
-    print(f"{'case':46} {'acq/s':>7} {'acq req':>7} {'CPU us':>7} {'x unc':>5} {'p50 ms':>7}"
+    def command_us(p):
+        return sum(v for k, v in values.items() if k.startswith(p + "server_us_per_acq."))
+
+    print(f"{'case':46} {'acq/s':>7} {'acq req':>7} {'CPU us':>7} {'x unc':>5} {'cmd us':>6} {'p50 ms':>7}"
           f" {'p99 ms':>7} {'spread':>7} {'overlap':>7}")
     for label, p, kind in rows:
         unc = values.get(p + "server_cpu_vs_uncontended")
@@ -353,12 +356,14 @@ def scale_main(args):
         spread = num(p + "spread_worst_pct")
         print(f"{label:46} {num(p + 'acq_per_s'):7.0f} {num(p + 'acquire_requests_per_acq'):7.2f}"
               f" {num(p + 'server_cpu_us_per_acq'):7.1f} {'' if unc is None else f'{unc:5.2f}':>5}"
+              f" {command_us(p):6.1f}"
               f" {num(p + 'handoff_p50_ms'):7.2f} {num(p + 'handoff_p99_ms'):7.2f}"
               f" {'inf' if spread >= 1e8 else f'{spread:.0f}%':>7} {int(over):7d}")
     print("  acq req: requests of the acquisitions per acquisition (every request the server counted"
           " of the client's kinds, less one release each); CPU us: the servers' used_cpu_sys +"
           " used_cpu_user over the run per acquisition; x unc: that over an uncontended acquire +"
-          " release of the same kind, measured in the same run; spread: the worst key's (most -"
+          " release of the same kind, measured in the same run; cmd us: the request commands' own"
+          " time (commandstats usec) per acquisition; spread: the worst key's (most -"
           " fewest) / fewest acquisitions of its devices")
 
     # The goals, for each resplock case at this device count.
@@ -409,21 +414,46 @@ def scale_main(args):
               f" server {num(p + 'server_memory_bytes_per_device'):.0f} bytes and"
               f" {num(p + 'server_connections_per_device'):.2f} connections")
 
+    # The sweep: where this machine stops keeping up.
+    if sweep.split():
+        print()
+        print("   Sweep: the fair lock on one server, 10 devices per key; a key's ceiling is one"
+              " acquisition per hold + hand-off (5 ms + the idle hand-off: ~190/s)")
+        print(f"{'devices':>8} {'acq/s':>7} {'per key':>7} {'p50 ms':>7} {'p99 ms':>7} {'spread':>7}"
+              f" {'acq req':>7} {'srv CPU':>7} {'cli CPU':>7} {'machine':>7}")
+        for n in sweep.split():
+            p = f"scale.sweep.d{n}."
+            print(f"{int(n):8d} {num(p + 'acq_per_s'):7.0f}"
+                  f" {num(p + 'acq_per_s') / num(p + 'keys'):7.1f} {num(p + 'handoff_p50_ms'):7.2f}"
+                  f" {num(p + 'handoff_p99_ms'):7.2f} {num(p + 'spread_worst_pct'):6.1f}%"
+                  f" {num(p + 'acquire_requests_per_acq'):7.2f} {num(p + 'server_cpu_pct'):6.0f}%"
+                  f" {num(p + 'client_cpu_pct'):6.0f}% {num(p + 'machine_busy_pct'):6.0f}%")
+        print("  srv CPU, cli CPU: % of one core; machine: busy share of all CPUs over the case"
+              " (other work on the machine included)")
+
     # On paper: 10,000 and 100,000 devices, from the per-device figures of the fair lock.
-    base = next((p for _, p, k in rows if k == "fair" and ".resplock." in p), None)
-    if base is not None:
+    for topo in ("single", "cluster"):
+        base = f"scale.{topo}.resplock.fair."
+        if base + "acq_per_s" not in values:
+            continue
         mem = num(base + "server_memory_bytes_per_device")
         cpu = num(base + "server_cpu_us_per_acq")
-        per_device_rate = num(base + "acq_per_s") / devices
+        unc = num(base + "uncontended_server_cpu_us_per_cycle")
+        cmd = command_us(base)
+        rate = num(base + "acq_per_s") / num(base + "keys")
+        servers = int(num(base + "servers"))
         print()
-        print(f"   On paper (from {base.rstrip('.')}: {mem:.0f} server bytes per connection,"
-              f" {cpu:.1f} server CPU us per acquisition)")
+        print(f"   On paper, from the fair lock's {topo} case: {mem:.0f} bytes of server memory per"
+              f" connection (used_memory), {cpu:.1f} us of server CPU per acquisition here"
+              f" ({cpu / unc:.2f} uncontended cycles; the commands' own time {cmd:.1f} us),"
+              f" {rate:.0f} acquisitions per s per key with 10 devices on it")
         for n in (10000, 100000):
-            print(f"  {n} devices: {n} connections, {n * mem / 2**20:.0f} MiB of server memory for"
-                  f" them; at this run's {per_device_rate:.2f} acquisitions per device per s,"
-                  f" {n * per_device_rate * cpu / 1e4:.0f}% of one core; at the 5 ms hold's"
-                  f" ceiling with 10 devices per key ({n // 10} keys x ~190/s),"
-                  f" {n // 10 * 190 * cpu / 1e4:.0f}% of one core")
+            acq = n / 10 * rate
+            print(f"  {n} devices on {n // 10} keys: {n} connections ({n // servers} per server over"
+                  f" {servers}), {n * mem / 2**20:.0f} MiB of server memory for them, {acq:.0f}"
+                  f" acquisitions per s needing {acq * cpu / 1e6:.1f} cores at this machine's CPU"
+                  f" per acquisition ({acq * cmd / 1e6:.1f} cores of the commands' own time,"
+                  f" {acq * unc / 1e6:.1f} at an uncontended cycle's CPU each)")
 
     print()
     for name, value in sorted(values.items()):
@@ -436,7 +466,7 @@ def scale_main(args):
 def main():
     if len(sys.argv) == 7 and sys.argv[1] == "--link":
         return link_main(sys.argv[2:])
-    if len(sys.argv) == 5 and sys.argv[1] == "--scale":
+    if len(sys.argv) == 6 and sys.argv[1] == "--scale":
         return scale_main(sys.argv[2:])
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)

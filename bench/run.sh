@@ -39,8 +39,8 @@
 # own connection and lock object over the POSIX port, contend for many keys (device d on key
 # d % keys), each acquiring, holding 5 ms, releasing and trying again at once: resplock's FairLock,
 # plain Lock (try_acquire's default retry) and Semaphore (N = 10, plain and fair modes, on a tenth
-# of the keys), on the bench's server and on a 3-master Redis Cluster started on free loopback ports (no replicas),
-# then on the single server the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
+# of the keys), on the bench's server and on a 3-master Redis Cluster started on free loopback
+# ports (no replicas), then on the single server the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
 # Mutex and Semaphore, the pub/sub imitation; one ioredis connection per device), whose records
 # `resplock_scale records` turns into the same figures: acquisitions per second, requests per
 # acquisition (INFO commandstats), server CPU per acquisition (INFO used_cpu deltas) next to an
@@ -63,13 +63,14 @@ usage: bench/run.sh [--quick | --link | --scale]
                  figures are too short to quote
   --link         the link mode alone: D = 1 and 10 ms, K = 4 and 32, 5 s per case, resplock's
                  backoff, wake and fair locks and the Node peers (about 5 minutes)
-  --scale        the scale mode alone: 1000 devices (threads, one connection each), 100 keys
-                 (10 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
-                 lock and semaphore on one server and on a 3-master cluster, then the Node peers
-                 on one server (about 5 minutes)
+  --scale        the scale mode alone: 300 devices (threads, one connection each), 30 keys
+                 (3 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
+                 lock and semaphore (plain and fair) on one server and on a 3-master cluster; a
+                 sweep of the fair lock at 100, 300, 1000 and 2000 devices (5 s each); the Node
+                 peers on one server (about 6 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
-RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS and RESPLOCK_SCALE_SECONDS (1000, 100, 20).
+RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS and RESPLOCK_SCALE_SECONDS (300, devices / 10, 20).
 EOF
 }
 
@@ -519,11 +520,14 @@ scale_record() {
 }
 if ((quick)); then
     scale_devices=100 scale_keys=10 scale_s=2
-    scale_cases="single:fair" scale_peers=""
+    scale_cases="single:fair" scale_peers="" scale_sweep=""
 else
-    scale_devices=${RESPLOCK_SCALE_DEVICES:-1000}
-    scale_keys=${RESPLOCK_SCALE_KEYS:-100}
+    # 300 devices: the most that this 2-core machine serves without the hand-off waiting for a
+    # CPU (the sweep below shows where that begins; bench/RESULTS.md, "Scale").
+    scale_devices=${RESPLOCK_SCALE_DEVICES:-300}
+    scale_keys=${RESPLOCK_SCALE_KEYS:-$((scale_devices / 10))}
     scale_s=${RESPLOCK_SCALE_SECONDS:-20}
+    scale_sweep=${RESPLOCK_SCALE_SWEEP:-100 300 1000 2000} scale_sweep_s=5
     scale_cases="single:fair single:lock single:sem single:fairsem cluster:fair cluster:lock"
     scale_cases+=" cluster:sem cluster:fairsem"
     scale_peers="redlock5 mutex pubsub semaphore"
@@ -609,6 +613,18 @@ for spec in $scale_cases; do
     done <<<"$out"
 done
 
+# The device count this machine keeps up with: the fair lock on the single server, 10 devices per
+# key, at each count of the sweep for scale_sweep_s.
+for n in $scale_sweep; do
+    echo "$part: sweep: single, resplock fair, $n devices on $((n / 10)) keys, $scale_sweep_s s ..."
+    out=$("$scale" run fair single "$port" "$n" $((n / 10)) "$hold_ms" "$scale_sweep_s") ||
+        fail "resplock_scale run fair with $n devices failed"
+    scale_check "sweep $n" "$out" 1
+    while read -r name val; do
+        scale_record "scale.sweep.d$n.$name" "$val" -
+    done <<<"$out"
+done
+
 # The peers, on the single server (the driver gives each device one ioredis connection to it;
 # redlock and redis-semaphore would need a cluster client of their own to follow redirections).
 if [ -n "$scale_peers" ]; then
@@ -643,7 +659,7 @@ scale_record scale.plan.peer_count "$(wc -w <<<"$scale_peers")" peers
 part="scale report"
 echo
 echo "The scale part took $((SECONDS - scale_started)) s (the whole run $SECONDS s)."
-python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" || {
+python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" || {
     echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures:" \
         "$scale_raw)" >&2
     exit 1

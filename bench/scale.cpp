@@ -69,7 +69,7 @@ using resplock::Status;
 constexpr const char* kHost = "127.0.0.1";
 constexpr std::uint32_t kTtlMs = 10000;  // far beyond any hold: no lock ever expires
 constexpr std::size_t kStackBytes = 64 * 1024;
-constexpr long kBaselineCycles = 2000;
+constexpr long kBaselineCycles = 5000;
 
 std::int64_t now_ns() {
     timespec ts{};

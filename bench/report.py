@@ -387,9 +387,10 @@ def scale_main(args):
                       and num(p + "handoff_p99_ms") < num(pp + "handoff_p99_ms")
                       and spread <= num(pp + "spread_worst_pct"))
             ahead.append(f"{plabel.split(None, 1)[1]}: {'ahead on all' if better else 'NOT ahead on all'}")
+        spread_text = "inf (a device got none)" if spread >= 1e8 else f"{spread:.1f}%"
         print(f"  {label.strip()}: {req:.2f} acquisition requests (<= {SCALE_GOAL_REQUESTS}:"
               f" {verdict(req <= SCALE_GOAL_REQUESTS)}), server CPU {unc:.2f}x uncontended (<="
-              f" {SCALE_GOAL_CPU}: {verdict(unc <= SCALE_GOAL_CPU)}), spread {spread:.1f}% (<="
+              f" {SCALE_GOAL_CPU}: {verdict(unc <= SCALE_GOAL_CPU)}), spread {spread_text} (<="
               f" {SCALE_GOAL_SPREAD:.0f}%: {verdict(spread <= SCALE_GOAL_SPREAD)}), overlaps"
               f" {int(over)} (0: {verdict(over == 0)})" + ("; " + "; ".join(ahead) if ahead else ""))
 
@@ -400,7 +401,7 @@ def scale_main(args):
         if ".resplock." not in p:
             rss = values.get(p + "client_rss_bytes_per_device")
             cpu = values.get(p + "client_cpu_pct")
-            print(f"  {label.strip()}: client CPU {cpu}% of a core, RSS {rss} bytes per device"
+            print(f"  {label.strip()}: client CPU {cpu:.0f}% of a core, RSS {rss:.0f} bytes per device"
                   f" (Node + ioredis), server CPU {num(p + 'server_cpu_pct'):.0f}% of a core")
             continue
         print(f"  {label.strip()}: client CPU {num(p + 'client_cpu_pct'):.0f}% of a core"

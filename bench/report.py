@@ -390,7 +390,11 @@ def scale_main(args):
         spread_text = "inf (a device got none)" if spread >= 1e8 else f"{spread:.1f}%"
         print(f"  {label.strip()}: {req:.2f} acquisition requests (<= {SCALE_GOAL_REQUESTS}:"
               f" {verdict(req <= SCALE_GOAL_REQUESTS)}), server CPU {unc:.2f}x uncontended (<="
-              f" {SCALE_GOAL_CPU}: {verdict(unc <= SCALE_GOAL_CPU)}), spread {spread_text} (<="
+              f" {SCALE_GOAL_CPU}: {verdict(unc <= SCALE_GOAL_CPU)}; the uncontended cycle"
+              f" {values.get(p + 'uncontended_server_cpu_us_per_cycle_before', float('nan')):.0f}"
+              f" us before the devices,"
+              f" {values.get(p + 'uncontended_server_cpu_us_per_cycle_after', float('nan')):.0f}"
+              f" after), spread {spread_text} (<="
               f" {SCALE_GOAL_SPREAD:.0f}%: {verdict(spread <= SCALE_GOAL_SPREAD)}), overlaps"
               f" {int(over)} (0: {verdict(over == 0)})" + ("; " + "; ".join(ahead) if ahead else ""))
 

@@ -494,6 +494,40 @@ double cpu_of(const rusage& u) {
            static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
 }
 
+// The uncontended acquire + release of the run's kind, by one client on a key no device uses:
+// wall time and the servers' CPU per cycle.
+struct Uncontended {
+    double us_per_cycle = 0;
+    double cpu_us_per_cycle = 0;
+};
+
+Uncontended uncontended(const Run& r) {
+    Run solo;
+    solo.kind = r.kind;
+    solo.cluster = r.cluster;
+    solo.limit = r.limit;
+    solo.fair_sem = r.fair_sem;
+    Device one(solo, 0, "scale:solo", r.ports[0]);
+    if (one.conn->connect(resplock::Deadline::after(one.port, 5000)) != Status::ok ||
+        one.warm_up() != Status::ok) {
+        fail("the uncontended client cannot connect");
+    }
+    const Snapshot b = Snapshot::take(r.ports);
+    const std::int64_t t0 = now_ns();
+    for (long i = 0; i < kBaselineCycles; ++i) {
+        if (one.try_acquire(0) != Status::ok || one.release() != Status::ok) {
+            fail("an uncontended cycle failed");
+        }
+    }
+    const std::int64_t t1 = now_ns();
+    const Snapshot a = Snapshot::take(r.ports);
+    one.conn->close();
+    Uncontended u;
+    u.us_per_cycle = static_cast<double>(t1 - t0) / 1e3 / kBaselineCycles;
+    u.cpu_us_per_cycle = 1e6 * (a.cpu_s() - b.cpu_s()) / kBaselineCycles;
+    return u;
+}
+
 int run_mode(int argc, char** argv) {
     if (argc < 9 || argc > 10) {
         fail(
@@ -530,36 +564,9 @@ int run_mode(int argc, char** argv) {
     r.holders = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(r.keys));
     command_on_each(r.ports, "FLUSHALL");
 
-    // The uncontended cycle of the same kind, on a key no device uses: its server CPU per cycle.
-    double baseline_cpu_us = 0;
-    {
-        Run solo;
-        solo.kind = r.kind;
-        solo.cluster = r.cluster;
-        solo.limit = r.limit;
-        solo.fair_sem = r.fair_sem;
-        Device one(solo, 0, "scale:solo", r.ports[0]);
-        if (one.conn->connect(resplock::Deadline::after(one.port, 5000)) != Status::ok ||
-            one.warm_up() != Status::ok) {
-            fail("the uncontended client cannot connect");
-        }
-        const Snapshot b = Snapshot::take(r.ports);
-        const std::int64_t t0 = now_ns();
-        for (long i = 0; i < kBaselineCycles; ++i) {
-            if (one.try_acquire(0) != Status::ok || one.release() != Status::ok) {
-                fail("an uncontended cycle failed");
-            }
-        }
-        const std::int64_t t1 = now_ns();
-        const Snapshot a = Snapshot::take(r.ports);
-        baseline_cpu_us = 1e6 * (a.cpu_s() - b.cpu_s()) / kBaselineCycles;
-        std::printf("uncontended_cycles %ld\n", kBaselineCycles);
-        std::printf("uncontended_us_per_cycle %.1f\n",
-                    static_cast<double>(t1 - t0) / 1e3 / kBaselineCycles);
-        std::printf("uncontended_server_cpu_us_per_cycle %.2f\n", baseline_cpu_us);
-        one.conn->close();
-    }
-
+    // The uncontended cycle of the same kind, before the devices start and again after they
+    // stopped (the machine's other load moves it): the mean of the two is the baseline.
+    const Uncontended first = uncontended(r);
     const Snapshot empty = Snapshot::take(r.ports);
     const long rss0 = rss_bytes();
     std::vector<std::unique_ptr<Device>> devs;
@@ -602,6 +609,13 @@ int run_mode(int argc, char** argv) {
     const MachineCpu m1 = MachineCpu::read();
     const Snapshot after = Snapshot::take(r.ports);
     if (r.failed) fail(r.error);
+    const Uncontended second = uncontended(r);
+    const double baseline_cpu_us = (first.cpu_us_per_cycle + second.cpu_us_per_cycle) / 2;
+    std::printf("uncontended_cycles %ld\n", 2 * kBaselineCycles);
+    std::printf("uncontended_us_per_cycle %.1f\n", (first.us_per_cycle + second.us_per_cycle) / 2);
+    std::printf("uncontended_server_cpu_us_per_cycle_before %.2f\n", first.cpu_us_per_cycle);
+    std::printf("uncontended_server_cpu_us_per_cycle_after %.2f\n", second.cpu_us_per_cycle);
+    std::printf("uncontended_server_cpu_us_per_cycle %.2f\n", baseline_cpu_us);
 
     std::vector<Hold> holds;
     for (const auto& d : devs)

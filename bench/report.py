@@ -380,13 +380,16 @@ def scale_main(args):
         peer_rows = [r for r in rows if ".resplock." not in r[1] and (r[2] == "sem") == (kind in ("sem", "fairsem"))]
         ahead = []
         for plabel, pp, _ in peer_rows:
-            better = (num(p + "acq_per_s") > num(pp + "acq_per_s")
-                      and req < num(pp + "acquire_requests_per_acq")
-                      and num(p + "server_cpu_us_per_acq") < num(pp + "server_cpu_us_per_acq")
-                      and num(p + "handoff_p50_ms") < num(pp + "handoff_p50_ms")
-                      and num(p + "handoff_p99_ms") < num(pp + "handoff_p99_ms")
-                      and spread <= num(pp + "spread_worst_pct"))
-            ahead.append(f"{plabel.split(None, 1)[1]}: {'ahead on all' if better else 'NOT ahead on all'}")
+            behind = [name for name, ok in (
+                ("acq/s", num(p + "acq_per_s") > num(pp + "acq_per_s")),
+                ("requests", req < num(pp + "acquire_requests_per_acq")),
+                ("CPU", num(p + "server_cpu_us_per_acq") < num(pp + "server_cpu_us_per_acq")),
+                ("p50", num(p + "handoff_p50_ms") < num(pp + "handoff_p50_ms")),
+                ("p99", num(p + "handoff_p99_ms") < num(pp + "handoff_p99_ms")),
+                ("spread", spread < num(pp + "spread_worst_pct")
+                 or spread == num(pp + "spread_worst_pct") < 1e8)) if not ok]
+            ahead.append(f"{plabel.split(None, 1)[1]}: "
+                         + ("ahead on all" if not behind else "NOT ahead on " + ", ".join(behind)))
         spread_text = "inf (a device got none)" if spread >= 1e8 else f"{spread:.1f}%"
         print(f"  {label.strip()}: {req:.2f} acquisition requests (<= {SCALE_GOAL_REQUESTS}:"
               f" {verdict(req <= SCALE_GOAL_REQUESTS)}), server CPU {unc:.2f}x uncontended (<="

@@ -198,8 +198,9 @@ struct Snapshot {
             std::size_t at = 0;
             while ((at = i.find("cmdstat_", at)) != std::string::npos) {
                 const std::size_t colon = i.find(':', at);
-                const std::string name = i.substr(at + 8, colon - at - 8);
                 const std::size_t calls = i.find("calls=", colon);
+                if (colon == std::string::npos || calls == std::string::npos) break;
+                const std::string name = i.substr(at + 8, colon - at - 8);
                 if (name != "info") total += std::atol(i.c_str() + calls + 6);
                 at = colon;
             }

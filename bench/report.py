@@ -420,7 +420,10 @@ def scale_main(args):
               f" (buffer {int(num(p + 'buffer_bytes_per_device'))}), client RSS"
               f" {num(p + 'client_rss_bytes_per_device'):.0f} bytes (thread stack included),"
               f" server {num(p + 'server_memory_bytes_per_device'):.0f} bytes and"
-              f" {num(p + 'server_connections_per_device'):.2f} connections")
+              f" {num(p + 'server_connections_per_device'):.2f} connections"
+              + (" (devices per master: " + "/".join(
+                  f"{values[f'{p}server{i}_devices']:.0f}" for i in range(int(num(p + "servers")))
+                  if f"{p}server{i}_devices" in values) + ")" if num(p + "servers") > 1 else ""))
 
     # The sweep: where this machine stops keeping up.
     if sweep.split():

@@ -70,7 +70,8 @@ usage: bench/run.sh [--quick | --link | --scale]
                  peers on one server (about 6 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
-RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS and RESPLOCK_SCALE_SECONDS (300, devices / 10, 20).
+RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS, RESPLOCK_SCALE_SECONDS (300, devices / 10, 20) and
+RESPLOCK_SCALE_SWEEP (the sweep's device counts, "100 300 1000 2000"; empty: no sweep).
 EOF
 }
 
@@ -527,7 +528,7 @@ else
     scale_devices=${RESPLOCK_SCALE_DEVICES:-300}
     scale_keys=${RESPLOCK_SCALE_KEYS:-$((scale_devices / 10))}
     scale_s=${RESPLOCK_SCALE_SECONDS:-20}
-    scale_sweep=${RESPLOCK_SCALE_SWEEP:-100 300 1000 2000} scale_sweep_s=5
+    scale_sweep=${RESPLOCK_SCALE_SWEEP-100 300 1000 2000} scale_sweep_s=5
     scale_cases="single:fair single:lock single:sem single:fairsem cluster:fair cluster:lock"
     scale_cases+=" cluster:sem cluster:fairsem"
     scale_peers="redlock5 mutex pubsub semaphore"

@@ -652,6 +652,12 @@ int run_mode(int argc, char** argv) {
     std::printf("server_memory_bytes_per_device %.0f\n",
                 (connected.memory() - empty.memory()) / static_cast<double>(devices));
     std::printf("servers %zu\n", r.ports.size());
+    // How the devices' connections spread over the servers (a cluster: each on its key's master).
+    for (std::size_t i = 0; i < r.ports.size(); ++i) {
+        std::printf("server%zu_devices %.0f\n", i,
+                    info_field(connected.infos[i], "connected_clients") -
+                        info_field(empty.infos[i], "connected_clients"));
+    }
     return 0;
 }
 

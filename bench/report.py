@@ -5,6 +5,7 @@ the invariants. Prints a table for people, then `name value unit` lines for scri
 
   report.py RAW_FILE BUILD_DIR
   report.py --link LINK_RAW_FILE DELAYS_US KS STRATEGIES PEERS   (the link mode, part 6)
+  report.py --scale SCALE_RAW_FILE CASES PEERS SWEEP             (the scale mode, part 7)
 
 Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
 calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
@@ -297,9 +298,187 @@ def link_main(args):
     return 1 if bad else 0
 
 
+
+# The scale mode's goals (reported next to the figures, never checked: timings depend on the
+# machine); the invariants (0 overlaps, at most N holders, acquisitions) are checked.
+SCALE_GOAL_REQUESTS = 2.05  # acquisition requests per acquisition
+SCALE_GOAL_CPU = 1.5  # server CPU per acquisition / the uncontended acquire + release's
+SCALE_GOAL_SPREAD = 10.0  # % between the most and the fewest acquisitions of a key's devices
+SCALE_PEER_NAMES = {
+    "redlock5": "redlock 5 (tuned)",
+    "mutex": "redis-semaphore Mutex (tuned)",
+    "pubsub": "pub/sub imitation",
+    "semaphore": "redis-semaphore Semaphore N=10",
+}
+
+
+def scale_main(args):
+    raw_file, cases, peers, sweep = args
+    values = {}
+    with open(raw_file) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2:
+                values[parts[0]] = float(parts[1])
+    failures = []
+
+    def num(name):
+        if name not in values:
+            failures.append(f"MISSING: {name}")
+            return float("nan")
+        return values[name]
+
+    devices = int(num("scale.plan.devices"))
+    keys = int(num("scale.plan.keys"))
+    sem_keys = int(num("scale.plan.sem_keys"))
+    seconds = int(num("scale.plan.seconds"))
+    rows = []
+    for spec in cases.split():
+        topo, kind = spec.split(":")
+        label = {"fair": "resplock FairLock", "lock": "resplock Lock",
+                 "sem": "resplock Semaphore N=10", "fairsem": "resplock Semaphore N=10 fair"}
+        rows.append((f"{topo:7} {label[kind]}", f"scale.{topo}.resplock.{kind}.", kind))
+    for peer in peers.split():
+        rows.append((f"single  {SCALE_PEER_NAMES.get(peer, peer)}", f"scale.single.{peer}.",
+                     "sem" if peer == "semaphore" else "lock"))
+    print(f"   Scale: {devices} devices (one connection each), {keys} keys for the locks and"
+          f" {sem_keys} for the semaphore, hold 5 ms, {seconds} s per case")
+    def command_us(p):
+        return sum(v for k, v in values.items() if k.startswith(p + "server_us_per_acq."))
+
+    print(f"{'case':46} {'acq/s':>7} {'acq req':>7} {'CPU us':>7} {'x unc':>5} {'cmd us':>6} {'p50 ms':>7}"
+          f" {'p99 ms':>7} {'spread':>7} {'overlap':>7}")
+    for label, p, kind in rows:
+        unc = values.get(p + "server_cpu_vs_uncontended")
+        over = num(p + "exclusion_overlaps")
+        if over != 0:
+            failures.append(f"INVARIANT FAILED: {label.strip()}: {int(over)} overlapping holds")
+        spread = num(p + "spread_worst_pct")
+        print(f"{label:46} {num(p + 'acq_per_s'):7.0f} {num(p + 'acquire_requests_per_acq'):7.2f}"
+              f" {num(p + 'server_cpu_us_per_acq'):7.1f} {'' if unc is None else f'{unc:5.2f}':>5}"
+              f" {command_us(p):6.1f}"
+              f" {num(p + 'handoff_p50_ms'):7.2f} {num(p + 'handoff_p99_ms'):7.2f}"
+              f" {'inf' if spread >= 1e8 else f'{spread:.0f}%':>7} {int(over):7d}")
+    print("  acq req: requests of the acquisitions per acquisition (every request the server counted"
+          " of the client's kinds, less one release each); CPU us: the servers' used_cpu_sys +"
+          " used_cpu_user over the run per acquisition; x unc: that over an uncontended acquire +"
+          " release of the same kind, measured in the same run; cmd us: the request commands' own"
+          " time (commandstats usec) per acquisition; spread: the worst key's (most -"
+          " fewest) / fewest acquisitions of its devices")
+
+    # The goals, for each resplock case at this device count.
+    print()
+    print("   Goals (reported, never checked)")
+    verdict = lambda ok: "met" if ok else "MISSED"
+    for label, p, kind in rows:
+        if ".resplock." not in p:
+            continue
+        req = num(p + "acquire_requests_per_acq")
+        unc = num(p + "server_cpu_vs_uncontended")
+        spread = num(p + "spread_worst_pct")
+        over = num(p + "exclusion_overlaps")
+        peer_rows = [r for r in rows if ".resplock." not in r[1] and (r[2] == "sem") == (kind in ("sem", "fairsem"))]
+        ahead = []
+        for plabel, pp, _ in peer_rows:
+            behind = [name for name, ok in (
+                ("acq/s", num(p + "acq_per_s") > num(pp + "acq_per_s")),
+                ("requests", req < num(pp + "acquire_requests_per_acq")),
+                ("CPU", num(p + "server_cpu_us_per_acq") < num(pp + "server_cpu_us_per_acq")),
+                ("p50", num(p + "handoff_p50_ms") < num(pp + "handoff_p50_ms")),
+                ("p99", num(p + "handoff_p99_ms") < num(pp + "handoff_p99_ms")),
+                ("spread", spread < num(pp + "spread_worst_pct")
+                 or spread == num(pp + "spread_worst_pct") < 1e8)) if not ok]
+            ahead.append(f"{plabel.split(None, 1)[1]}: "
+                         + ("ahead on all" if not behind else "NOT ahead on " + ", ".join(behind)))
+        spread_text = "inf (a device got none)" if spread >= 1e8 else f"{spread:.1f}%"
+        print(f"  {label.strip()}: {req:.2f} acquisition requests (<= {SCALE_GOAL_REQUESTS}:"
+              f" {verdict(req <= SCALE_GOAL_REQUESTS)}), server CPU {unc:.2f}x uncontended (<="
+              f" {SCALE_GOAL_CPU}: {verdict(unc <= SCALE_GOAL_CPU)}; the uncontended cycle"
+              f" {values.get(p + 'uncontended_server_cpu_us_per_cycle_before', float('nan')):.0f}"
+              f" us before the devices,"
+              f" {values.get(p + 'uncontended_server_cpu_us_per_cycle_after', float('nan')):.0f}"
+              f" after), spread {spread_text} (<="
+              f" {SCALE_GOAL_SPREAD:.0f}%: {verdict(spread <= SCALE_GOAL_SPREAD)}), overlaps"
+              f" {int(over)} (0: {verdict(over == 0)})" + ("; " + "; ".join(ahead) if ahead else ""))
+
+    # What limits the count here, and what each device costs.
+    print()
+    print("   What the run cost: client (this program), servers, machine; memory per device")
+    for label, p, kind in rows:
+        if ".resplock." not in p:
+            rss = values.get(p + "client_rss_bytes_per_device")
+            cpu = values.get(p + "client_cpu_pct")
+            print(f"  {label.strip()}: client CPU {cpu:.0f}% of a core, RSS {rss:.0f} bytes per device"
+                  f" (Node + ioredis), server CPU {num(p + 'server_cpu_pct'):.0f}% of a core")
+            continue
+        print(f"  {label.strip()}: client CPU {num(p + 'client_cpu_pct'):.0f}% of a core"
+              f" ({num(p + 'client_cpu_us_per_acq'):.0f} us and"
+              f" {num(p + 'client_switches_per_acq'):.1f} context switches per acquisition),"
+              f" servers {num(p + 'server_cpu_pct'):.0f}% of a core, machine"
+              f" {num(p + 'machine_busy_pct'):.0f}% busy of {int(num(p + 'machine_cpus'))} CPUs;"
+              f" per device: library objects {int(num(p + 'library_bytes_per_device'))} bytes"
+              f" (buffer {int(num(p + 'buffer_bytes_per_device'))}), client RSS"
+              f" {num(p + 'client_rss_bytes_per_device'):.0f} bytes (thread stack included),"
+              f" server {num(p + 'server_memory_bytes_per_device'):.0f} bytes and"
+              f" {num(p + 'server_connections_per_device'):.2f} connections"
+              + (" (devices per master: " + "/".join(
+                  f"{values[f'{p}server{i}_devices']:.0f}" for i in range(int(num(p + "servers")))
+                  if f"{p}server{i}_devices" in values) + ")" if num(p + "servers") > 1 else ""))
+
+    # The sweep: where this machine stops keeping up.
+    if sweep.split():
+        print()
+        print("   Sweep: the fair lock on one server, 10 devices per key; a key's ceiling is one"
+              " acquisition per hold + hand-off (5 ms + the idle hand-off: ~190/s)")
+        print(f"{'devices':>8} {'acq/s':>7} {'per key':>7} {'p50 ms':>7} {'p99 ms':>7} {'spread':>7}"
+              f" {'acq req':>7} {'srv CPU':>7} {'cli CPU':>7} {'machine':>7}")
+        for n in sweep.split():
+            p = f"scale.sweep.d{n}."
+            print(f"{int(n):8d} {num(p + 'acq_per_s'):7.0f}"
+                  f" {num(p + 'acq_per_s') / num(p + 'keys'):7.1f} {num(p + 'handoff_p50_ms'):7.2f}"
+                  f" {num(p + 'handoff_p99_ms'):7.2f} {num(p + 'spread_worst_pct'):6.1f}%"
+                  f" {num(p + 'acquire_requests_per_acq'):7.2f} {num(p + 'server_cpu_pct'):6.0f}%"
+                  f" {num(p + 'client_cpu_pct'):6.0f}% {num(p + 'machine_busy_pct'):6.0f}%")
+        print("  srv CPU, cli CPU: % of one core; machine: busy share of all CPUs over the case"
+              " (other work on the machine included)")
+
+    # On paper: 10,000 and 100,000 devices, from the per-device figures of the fair lock.
+    for topo in ("single", "cluster"):
+        base = f"scale.{topo}.resplock.fair."
+        if base + "acq_per_s" not in values:
+            continue
+        mem = num(base + "server_memory_bytes_per_device")
+        cpu = num(base + "server_cpu_us_per_acq")
+        unc = num(base + "uncontended_server_cpu_us_per_cycle")
+        cmd = command_us(base)
+        rate = num(base + "acq_per_s") / num(base + "keys")
+        servers = int(num(base + "servers"))
+        print()
+        print(f"   On paper, from the fair lock's {topo} case: {mem:.0f} bytes of server memory per"
+              f" connection (used_memory), {cpu:.1f} us of server CPU per acquisition here"
+              f" ({cpu / unc:.2f} uncontended cycles; the commands' own time {cmd:.1f} us),"
+              f" {rate:.0f} acquisitions per s per key with 10 devices on it")
+        for n in (10000, 100000):
+            acq = n / 10 * rate
+            print(f"  {n} devices on {n // 10} keys: {n} connections ({n // servers} per server over"
+                  f" {servers}), {n * mem / 2**20:.0f} MiB of server memory for them, {acq:.0f}"
+                  f" acquisitions per s needing {acq * cpu / 1e6:.1f} cores at this machine's CPU"
+                  f" per acquisition ({acq * cmd / 1e6:.1f} cores of the commands' own time,"
+                  f" {acq * unc / 1e6:.1f} at an uncontended cycle's CPU each)")
+
+    print()
+    for name, value in sorted(values.items()):
+        print(f"{name} {value:g}")
+    for line in failures:
+        print(line)
+    return 1 if failures else 0
+
+
 def main():
     if len(sys.argv) == 7 and sys.argv[1] == "--link":
         return link_main(sys.argv[2:])
+    if len(sys.argv) == 6 and sys.argv[1] == "--scale":
+        return scale_main(sys.argv[2:])
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)
         return 64

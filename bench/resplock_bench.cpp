@@ -81,9 +81,16 @@
 // Internal (src/core, on this program's include path): the owner script, so that the bench
 // loads and calls exactly the script the library sends.
 #include "core/lua_scripts.hpp"
+#include "hold_figures.hpp"
 
 namespace {
 
+using bench::command_calls;
+using bench::command_stat;
+using bench::Hold;
+using bench::hold_figures;
+using bench::HoldFigures;
+using bench::percentile;
 using resplock::Status;
 using resplock::detail::owner_script;
 
@@ -354,12 +361,6 @@ struct Shared {
     std::atomic<int> max_holders;
 };
 
-struct Hold {
-    std::int64_t acquired_ns;  // just after the acquiring call returned with the lock held
-    std::int64_t release_ns;   // when the send() of the release request began
-    int worker;
-};
-
 // redis-py's Lock.acquire(blocking=True): one SET attempt, then a fixed sleep while busy.
 Status poll_acquire(resplock::Lock& lock, std::int64_t end_ns) {
     for (;;) {
@@ -494,70 +495,6 @@ int worker_mode(int argc, char** argv) {
         std::printf("%" PRId64 " %" PRId64 "\n", h.acquired_ns, h.release_ns);
     }
     return 0;
-}
-
-// One field (`calls`, or `usec`: the server's own time) of one command in INFO commandstats
-// text (0 if it never ran). Each command's line reads "cmdstat_NAME:calls=N,usec=N,...".
-long command_stat(const std::string& info, const char* command, const char* field) {
-    const std::size_t line = info.find(std::string("cmdstat_") + command + ":");
-    if (line == std::string::npos) return 0;
-    const std::string tag = std::string(field) + "=";
-    const std::size_t at = info.find(tag, line);
-    return at == std::string::npos ? 0 : std::atol(info.c_str() + at + tag.size());
-}
-long command_calls(const std::string& info, const char* command) {
-    return command_stat(info, command, "calls");
-}
-
-double percentile(std::vector<double> v, double p) {
-    std::sort(v.begin(), v.end());
-    const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(v.size())));
-    return v[rank == 0 ? 0 : rank - 1];
-}
-
-// What the recorded holds of one run say, with `limit` places (1 for a lock).
-struct HoldFigures {
-    long over_limit = 0;            // acquisitions that returned while `limit` others were held
-    int most = 0;                   // the most holds at once
-    std::vector<double> delays_ms;  // from a release to the grant it is paired with
-};
-
-// Walks the holds' enter (acquired_ns) and exit (release_ns) times in order. Each hold lies inside
-// the holder's real tenure: it begins after the grant's reply came back and ends before the
-// release request left. An enter and an exit at the same time count the enter first, as an
-// overlap. Each release is paired with the first grant after it that no earlier release was
-// paired with: the place it freed, taken by the next holder (with one place, the next hold).
-HoldFigures hold_figures(const std::vector<Hold>& holds, long limit) {
-    struct Event {
-        std::int64_t at_ns;
-        bool enter;
-    };
-    std::vector<Event> events;
-    events.reserve(2 * holds.size());
-    for (const Hold& h : holds) {
-        events.push_back({h.acquired_ns, true});
-        events.push_back({h.release_ns, false});
-    }
-    std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-        return a.at_ns != b.at_ns ? a.at_ns < b.at_ns : a.enter && !b.enter;
-    });
-    HoldFigures f;
-    int holding = 0;
-    std::deque<std::int64_t> freed;  // releases not yet followed by a grant
-    for (const Event& e : events) {
-        if (!e.enter) {
-            --holding;
-            freed.push_back(e.at_ns);
-            continue;
-        }
-        if (holding >= limit) ++f.over_limit;
-        f.most = std::max(f.most, ++holding);
-        if (!freed.empty()) {
-            f.delays_ms.push_back(static_cast<double>(e.at_ns - freed.front()) / 1e6);
-            freed.pop_front();
-        }
-    }
-    return f;
 }
 
 // The companion keys of kHandoffKey that a run may leave (the fair lock's and the semaphore's),

@@ -5,6 +5,7 @@
 #   bench/run.sh --quick   the same parts and checks, shorter, and a short link run (part of
 #                          scripts/test.sh)
 #   bench/run.sh --link    the link mode alone, full length (see "6. link" below)
+#   bench/run.sh --scale   the scale mode alone (see "7. scale" below)
 # Builds a Release (-O2) build in build/bench (RESPLOCK_BENCH_BUILD overrides), starts its own
 # redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the five
 # parts, then prints a table and `name value unit` lines. Absolute times depend on the machine;
@@ -34,31 +35,52 @@
 # measured in the same run). The peers are optional: without node and npm, or when `npm ci`
 # fails, they are skipped with one line. Invariants: 0 overlaps in every case, and Node's clock
 # (process.hrtime.bigint) is CLOCK_MONOTONIC, the clock of resplock_bench.
+# Part 7, the scale mode (bench/scale.cpp, resplock_scale): many devices, each a thread with its
+# own connection and lock object over the POSIX port, contend for many keys (device d on key
+# d % keys), each acquiring, holding 5 ms, releasing and trying again at once: resplock's FairLock,
+# plain Lock (try_acquire's default retry) and Semaphore (N = 10, plain and fair modes, on a tenth
+# of the keys), on the bench's server and on a 3-master Redis Cluster started on free loopback
+# ports (no replicas), then on the single server the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
+# Mutex and Semaphore, the pub/sub imitation; one ioredis connection per device), whose records
+# `resplock_scale records` turns into the same figures: acquisitions per second, requests per
+# acquisition (INFO commandstats), server CPU per acquisition (INFO used_cpu deltas) next to an
+# uncontended acquire + release's, hand-off p50 and p99, the spread per key, memory per device.
+# Invariants: 0 overlaps on every key (at most N holders for the semaphore), acquisitions > 0.
+# --quick runs a short case of it (100 devices, 10 keys, 2 s, the fair lock on one server).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
 usage() {
     cat <<'EOF'
-usage: bench/run.sh [--quick | --link]
+usage: bench/run.sh [--quick | --link | --scale]
   (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
                  spread case, 5 s per semaphore case (the link mode not included)
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
                  cycles, 1 s per hand-off, spread and semaphore case), then a short link run
-                 (D = 1 ms, K = 4, 1 s each: resplock's fair lock and, with Node, one peer); its
+                 (D = 1 ms, K = 4, 1 s each: resplock's fair lock and, with Node, one peer) and
+                 a short scale run (100 devices, 10 keys, 2 s, the fair lock on one server); its
                  figures are too short to quote
   --link         the link mode alone: D = 1 and 10 ms, K = 4 and 32, 5 s per case, resplock's
                  backoff, wake and fair locks and the Node peers (about 5 minutes)
+  --scale        the scale mode alone: 300 devices (threads, one connection each), 30 keys
+                 (3 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
+                 lock and semaphore (plain and fair) on one server and on a 3-master cluster; a
+                 sweep of the fair lock at 100, 300, 1000 and 2000 devices (5 s each); the Node
+                 peers on one server (about 6 minutes)
   -h, --help     this text
-Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench).
+Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
+RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS, RESPLOCK_SCALE_SECONDS (300, devices / 10, 20) and
+RESPLOCK_SCALE_SWEEP (the sweep's device counts, "100 300 1000 2000"; empty: no sweep).
 EOF
 }
 
-quick=0 link_only=0
+quick=0 link_only=0 scale_only=0
 case "$#:${1:-}" in
     0:) ;;
     1:--quick) quick=1 ;;
     1:--link) link_only=1 ;;
+    1:--scale) scale_only=1 ;;
     1:-h | 1:--help)
         usage
         exit 0
@@ -123,7 +145,13 @@ preload=$build/libmalloc_count.so
 part="redis-server"
 server_pid=
 proxy_pid=
+cluster_pids=()
 stop_server() {
+    local pid
+    for pid in "${cluster_pids[@]}"; do
+        kill "$pid" 2>/dev/null || true
+        wait "$pid" 2>/dev/null || true
+    done
     if [ -n "$proxy_pid" ]; then
         kill "$proxy_pid" 2>/dev/null || true
         wait "$proxy_pid" 2>/dev/null || true
@@ -135,8 +163,11 @@ stop_server() {
 }
 trap stop_server EXIT
 trap 'exit 130' INT TERM
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
 for _ in 1 2 3 4 5; do # a few ports, in case another program takes the one picked
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    port=$(free_port)
     redis-server --bind 127.0.0.1 --port "$port" --save "" --appendonly no \
         --logfile "$build/redis.log" &
     server_pid=$!
@@ -191,7 +222,7 @@ fi
 echo "Owner script $script_sha loaded (the server's SHA1 matches the library's)"
 record script.digest_match 1 -
 
-if ((!link_only)); then
+if ((!link_only && !scale_only)); then
 # ---- 1. uncontended cycle rate, interleaved rounds ----
 part="1/5 cycle rate"
 value=0123456789abcdef0123456789abcdef # the length of our tokens
@@ -341,6 +372,31 @@ python3 bench/report.py "$raw" "$build" || {
 }
 fi # parts 1 to 5
 
+# The peers: Node.js and the pinned packages (npm ci from bench/peers/package-lock.json into
+# $build/peers; reused while the lock file is unchanged). Optional: skipped with one line.
+peers_dir=$build/peers
+peers_ok=0
+setup_peers() {
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        echo "run.sh: node or npm is missing: the Node peers are skipped"
+        return
+    fi
+    mkdir -p "$peers_dir"
+    if cmp -s bench/peers/package-lock.json "$peers_dir/package-lock.json" &&
+        [ -f "$peers_dir/node_modules/.installed" ]; then
+        peers_ok=1
+        return
+    fi
+    cp bench/peers/package.json bench/peers/package-lock.json "$peers_dir/"
+    if (cd "$peers_dir" && npm ci --no-audit --no-fund >npm.log 2>&1); then
+        touch "$peers_dir/node_modules/.installed"
+        peers_ok=1
+    else
+        echo "run.sh: npm ci failed (see $peers_dir/npm.log): the Node peers are skipped"
+    fi
+}
+
+if ((!scale_only)); then
 # ---- 6. link: hand-off through the delay proxy, resplock next to Node peers ----
 part="6/6 link"
 link_started=$SECONDS
@@ -353,27 +409,7 @@ link_record() {
 link_record link.plan.seconds "$link_s" s
 link_record link.plan.hold "$hold_ms" ms
 
-# The peers: Node.js and the pinned packages (npm ci from bench/peers/package-lock.json into
-# $build/peers; reused while the lock file is unchanged). Optional: skipped with one line.
-peers_dir=$build/peers
-peers_ok=0
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-    echo "run.sh: node or npm is missing: the Node peers are skipped"
-else
-    mkdir -p "$peers_dir"
-    if cmp -s bench/peers/package-lock.json "$peers_dir/package-lock.json" &&
-        [ -f "$peers_dir/node_modules/.installed" ]; then
-        peers_ok=1
-    else
-        cp bench/peers/package.json bench/peers/package-lock.json "$peers_dir/"
-        if (cd "$peers_dir" && npm ci --no-audit --no-fund >npm.log 2>&1); then
-            touch "$peers_dir/node_modules/.installed"
-            peers_ok=1
-        else
-            echo "run.sh: npm ci failed (see $peers_dir/npm.log): the Node peers are skipped"
-        fi
-    fi
-fi
+setup_peers
 if ((peers_ok)); then
     # One clock: a reading of Node's process.hrtime.bigint() lies between two of
     # CLOCK_MONOTONIC's (resplock_bench now), so holds recorded by both compare.
@@ -470,3 +506,163 @@ python3 bench/report.py --link "$link_raw" "$link_delays_us" "$link_ks" "$link_r
         "$link_raw)" >&2
     exit 1
 }
+fi # part 6
+
+# ---- 7. scale: many devices, one connection each, on many keys ----
+if ((quick || scale_only)); then
+part="7/7 scale"
+scale_started=$SECONDS
+scale=$build/resplock_scale
+scale_raw=$build/scale_raw.txt
+: >"$scale_raw"
+scale_record() {
+    [[ ${2:-} =~ ^-?[0-9]+(\.[0-9]+)?$ ]] || fail "no figure for $1 (got '${2:-}')"
+    echo "$1 $2 $3" >>"$scale_raw"
+}
+if ((quick)); then
+    scale_devices=100 scale_keys=10 scale_s=2
+    scale_cases="single:fair" scale_peers="" scale_sweep=""
+else
+    # 300 devices: the most that this 2-core machine serves without the hand-off waiting for a
+    # CPU (the sweep below shows where that begins; bench/RESULTS.md, "Scale").
+    scale_devices=${RESPLOCK_SCALE_DEVICES:-300}
+    scale_keys=${RESPLOCK_SCALE_KEYS:-$((scale_devices / 10))}
+    scale_s=${RESPLOCK_SCALE_SECONDS:-20}
+    scale_sweep=${RESPLOCK_SCALE_SWEEP-100 300 1000 2000} scale_sweep_s=5
+    scale_cases="single:fair single:lock single:sem single:fairsem cluster:fair cluster:lock"
+    scale_cases+=" cluster:sem cluster:fairsem"
+    scale_peers="redlock5 mutex pubsub semaphore"
+fi
+# The semaphore (N = 10 places) on a tenth of the keys: as many devices per place as the locks
+# have per key (with 10 devices per key and 10 places nobody would wait).
+scale_sem_keys=$(((scale_keys + 9) / 10))
+scale_record scale.plan.devices "$scale_devices" devices
+scale_record scale.plan.keys "$scale_keys" keys
+scale_record scale.plan.sem_keys "$scale_sem_keys" keys
+scale_record scale.plan.seconds "$scale_s" s
+scale_record scale.plan.hold "$hold_ms" ms
+
+# A Redis Cluster of 3 masters on free loopback ports, no replicas (on 2 cores a replica per
+# master would take CPU from the masters and the devices while adding nothing to the path a
+# lock request takes), created with redis-cli as the tests' harness does.
+start_cluster() {
+    local dir=$build/cluster i p bus nodes=()
+    rm -rf "$dir"
+    for i in 0 1 2; do
+        mkdir -p "$dir/$i"
+        p=$(free_port)
+        bus=$(free_port)
+        redis-server --bind 127.0.0.1 --port "$p" --save "" --appendonly no \
+            --cluster-enabled yes --cluster-config-file "$dir/$i/nodes.conf" \
+            --cluster-port "$bus" --dir "$dir/$i" --logfile "$dir/$i/redis.log" &
+        cluster_pids+=($!)
+        nodes+=("127.0.0.1:$p")
+        cluster_ports+="${cluster_ports:+,}$p"
+    done
+    for node in "${nodes[@]}"; do
+        for _ in $(seq 50); do
+            redis-cli -p "${node#*:}" PING 2>/dev/null | grep -q PONG && continue 2
+            sleep 0.1
+        done
+        fail "cluster node $node did not start (see $dir)"
+    done
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes \
+        >"$dir/create.log" 2>&1 ||
+        { cat "$dir/create.log"; fail "redis-cli --cluster create failed"; }
+    for node in "${nodes[@]}"; do
+        for _ in $(seq 100); do
+            redis-cli -p "${node#*:}" CLUSTER INFO | grep -q cluster_state:ok && continue 2
+            sleep 0.1
+        done
+        fail "cluster node $node never reported cluster_state:ok"
+    done
+}
+
+# Checks a case's invariants: acquisitions, and 0 overlaps (at most LIMIT holders of a key).
+scale_check() {
+    local name=$1 out=$2 limit=$3 acq over most
+    acq=$(field acquisitions <<<"$out")
+    over=$(field exclusion_overlaps <<<"$out")
+    most=$(field max_holders <<<"$out")
+    [ "${acq:-0}" -gt 0 ] || invariant_failed "$name: no acquisition"
+    [ "$over" = 0 ] || invariant_failed "$name: $over acquisitions overlapped an earlier holder"
+    [ "$most" -le "$limit" ] || invariant_failed "$name: $most holders of one key at once"
+    return 0
+}
+
+cluster_ports=""
+for spec in $scale_cases; do
+    topo=${spec%:*} kind=${spec#*:}
+    if [ "$topo" = cluster ]; then
+        [ -n "$cluster_ports" ] || {
+            echo "$part: starting a 3-master Redis Cluster ..."
+            start_cluster
+        }
+        ports=$cluster_ports
+    else
+        ports=$port
+    fi
+    keys=$scale_keys limit=1
+    case $kind in sem | fairsem) keys=$scale_sem_keys limit=10 ;; esac
+    echo "$part: $topo, resplock $kind, $scale_devices devices on $keys keys, hold $hold_ms ms," \
+        "$scale_s s ..."
+    out=$("$scale" run "$kind" "$topo" "$ports" "$scale_devices" "$keys" "$hold_ms" "$scale_s") ||
+        fail "resplock_scale run $kind on $topo failed"
+    scale_check "$topo $kind" "$out" "$limit"
+    while read -r name val; do
+        scale_record "scale.$topo.resplock.$kind.$name" "$val" -
+    done <<<"$out"
+done
+
+# The device count this machine keeps up with: the fair lock on the single server, 10 devices per
+# key, at each count of the sweep for scale_sweep_s.
+for n in $scale_sweep; do
+    echo "$part: sweep: single, resplock fair, $n devices on $((n / 10)) keys, $scale_sweep_s s ..."
+    out=$("$scale" run fair single "$port" "$n" $((n / 10)) "$hold_ms" "$scale_sweep_s") ||
+        fail "resplock_scale run fair with $n devices failed"
+    scale_check "sweep $n" "$out" 1
+    while read -r name val; do
+        scale_record "scale.sweep.d$n.$name" "$val" -
+    done <<<"$out"
+done
+
+# The peers, on the single server (the driver gives each device one ioredis connection to it;
+# redlock and redis-semaphore would need a cluster client of their own to follow redirections).
+if [ -n "$scale_peers" ]; then
+    setup_peers
+    ((peers_ok)) || scale_peers=""
+fi
+for peer in $scale_peers; do
+    keys=$scale_keys limit=1
+    case $peer in
+        mutex) cmds=set,evalsha,eval ;; # SET NX attempts, a scripted release
+        semaphore) cmds=evalsha,eval,zrem keys=$scale_sem_keys limit=10 ;; # ZREM releases
+        pubsub) cmds=evalsha,eval,subscribe,unsubscribe ;;
+        *) cmds=evalsha,eval ;;
+    esac
+    echo "$part: single, Node peer $peer, $scale_devices devices on $keys keys, hold $hold_ms ms," \
+        "$scale_s s ..."
+    cli FLUSHALL >/dev/null
+    rec=$build/scale.$peer.txt
+    rm -f "$rec" "$rec".*
+    NODE_PATH=$peers_dir/node_modules timeout $((scale_s + 300)) node bench/peers/scale.js "$peer" \
+        "$port" "$scale_devices" "$keys" "$hold_ms" "$scale_s" "$rec" "$scale" "$limit" ||
+        fail "the Node scale driver failed for $peer"
+    out=$("$scale" records single "$port" "$scale_devices" "$keys" "$scale_s" "$limit" "$cmds" \
+        "$rec") || fail "resplock_scale records failed for $peer"
+    scale_check "peer $peer" "$out" "$limit"
+    while read -r name val; do
+        scale_record "scale.single.$peer.$name" "$val" -
+    done <<<"$out"
+done
+scale_record scale.plan.peer_count "$(wc -w <<<"$scale_peers")" peers
+
+part="scale report"
+echo
+echo "The scale part took $((SECONDS - scale_started)) s (the whole run $SECONDS s)."
+python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" || {
+    echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures:" \
+        "$scale_raw)" >&2
+    exit 1
+}
+fi # part 7

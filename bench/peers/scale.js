@@ -1,0 +1,212 @@
+'use strict';
+// The scale mode's driver for the peer libraries (run by bench/run.sh --scale, Node.js 20, the
+// packages of bench/peers/package-lock.json found through NODE_PATH).
+//
+//   node scale.js PEER PORT DEVICES KEYS HOLD_MS SECONDS OUT_FILE SCALE_BIN [LIMIT]
+//
+// DEVICES async contenders in this one process, each with its own ioredis connection to PORT (the
+// pub/sub imitation: a second, subscribed one), device d on key d % KEYS ("scale:k:<n>"); each
+// acquires, holds HOLD_MS, releases and tries again at once, for SECONDS: the loop of
+// resplock_scale's devices. PEER, each with the setting the link mode calls tuned:
+//   redlock5   redlock 5.0.0-beta.2, retryDelay 10 ms, retryJitter 5 ms
+//   mutex      redis-semaphore's Mutex, retryInterval 2 ms
+//   pubsub     the pub/sub imitation of driver.js (a script that sets the key or returns its PTTL;
+//              waiters subscribed to the key's channel; the release script PUBLISHes)
+//   semaphore  redis-semaphore's Semaphore with LIMIT places (default 10), retryInterval 2 ms
+// Once every connection is open, and again when every contender has stopped, it runs
+// `SCALE_BIN snapshot PORT OUT_FILE.before` (and `.after`): the servers' INFO, from which
+// `resplock_scale records` takes the request counts and CPU of the run. OUT_FILE gets
+// `hold DEVICE ACQUIRED_NS RELEASE_NS` per acquisition (process.hrtime.bigint(), CLOCK_MONOTONIC;
+// ACQUIRED_NS once the acquiring call resolved, RELEASE_NS just before the release call) and
+// `figure NAME VALUE` lines: gave_up (acquiring calls that gave up: redlock's retries spent,
+// acquireTimeout; the device calls again at once), live_max (the most holders of one key at
+// once, counted live), client_rss_bytes_per_device (this process's RSS growth while the
+// connections opened, per device) and client_cpu_pct (its CPU over the run).
+const Redis = require('ioredis');
+const { execFileSync } = require('child_process');
+const fs = require('fs');
+
+const [peer, portText, devicesText, keysText, holdText, secondsText, outFile, scaleBin, limitText] =
+  process.argv.slice(2);
+if (!scaleBin) {
+  console.error(
+    'usage: node scale.js PEER PORT DEVICES KEYS HOLD_MS SECONDS OUT_FILE SCALE_BIN [LIMIT]',
+  );
+  process.exit(64);
+}
+const port = Number(portText);
+const devices = Number(devicesText);
+const keys = Number(keysText);
+const holdMs = Number(holdText);
+const seconds = Number(secondsText);
+const limit = Number(limitText || 10);
+const ttlMs = 10000; // as resplock_scale: far beyond any hold
+const keyOf = (d) => `scale:k:${d % keys}`;
+
+const now = () => process.hrtime.bigint();
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function connect() {
+  const conn = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  conn.on('error', () => {});
+  return conn.connect().then(() => conn);
+}
+
+// One device's acquire and release, on its connection(s).
+function makeLocker(d, conn, sub) {
+  const key = keyOf(d);
+  if (peer === 'redlock5') {
+    const { default: Redlock, ExecutionError } = require('redlock');
+    const redlock = new Redlock([conn], { retryDelay: 10, retryJitter: 5 });
+    redlock.on('error', () => {});
+    return {
+      acquire: async () => {
+        try {
+          return await redlock.acquire([key], ttlMs);
+        } catch (e) {
+          if (e instanceof ExecutionError) return null;
+          throw e;
+        }
+      },
+      release: (lock) => lock.release(),
+    };
+  }
+  if (peer === 'mutex' || peer === 'semaphore') {
+    const { Mutex, Semaphore, TimeoutError } = require('redis-semaphore');
+    return {
+      acquire: async () => {
+        const m =
+          peer === 'mutex'
+            ? new Mutex(conn, key, { retryInterval: 2 })
+            : new Semaphore(conn, key, limit, { retryInterval: 2 });
+        try {
+          await m.acquire();
+          return m;
+        } catch (e) {
+          if (e instanceof TimeoutError) return null;
+          throw e;
+        }
+      },
+      release: (m) => m.release(),
+    };
+  }
+  if (peer === 'pubsub') {
+    const channel = `${key}:released`;
+    conn.defineCommand('pubsubAcquire', {
+      numberOfKeys: 1,
+      lua: `if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
+            return redis.call('pttl', KEYS[1])`,
+    });
+    conn.defineCommand('pubsubRelease', {
+      numberOfKeys: 2,
+      lua: `if redis.call('get', KEYS[1]) == ARGV[1] then
+              redis.call('del', KEYS[1])
+              redis.call('publish', KEYS[2], 'released')
+              return 1
+            end
+            return 0`,
+    });
+    let messages = 0;
+    let wake = null;
+    sub.on('message', () => {
+      messages += 1;
+      if (wake) wake();
+    });
+    const token = `${process.pid}:${d}:${Math.random().toString(16).slice(2)}`;
+    return {
+      subscribe: () => sub.subscribe(channel),
+      acquire: async () => {
+        for (;;) {
+          const seen = messages;
+          const ttl = Number(await conn.pubsubAcquire(key, token, ttlMs));
+          if (ttl === -1) return token;
+          if (messages !== seen) continue; // released while the attempt was on its way
+          await new Promise((resolve) => {
+            const timer = setTimeout(resolve, ttl > 0 ? ttl : 1);
+            wake = () => {
+              clearTimeout(timer);
+              wake = null;
+              resolve();
+            };
+          });
+        }
+      },
+      release: async (t) => {
+        if (Number(await conn.pubsubRelease(key, channel, t)) !== 1) {
+          throw new Error('the release found another owner');
+        }
+      },
+    };
+  }
+  console.error(`scale.js: unknown peer ${peer}`);
+  process.exit(64);
+}
+
+async function main() {
+  const rss0 = process.memoryUsage().rss;
+  const conns = new Array(devices);
+  const subs = new Array(devices);
+  // Open the connections a hundred at a time (the server's accept backlog).
+  for (let first = 0; first < devices; first += 100) {
+    const opened = [];
+    for (let d = first; d < Math.min(devices, first + 100); d++) {
+      opened.push(connect().then((c) => (conns[d] = c)));
+      if (peer === 'pubsub') opened.push(connect().then((c) => (subs[d] = c)));
+    }
+    await Promise.all(opened);
+  }
+  const lockers = conns.map((c, d) => makeLocker(d, c, subs[d]));
+  await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
+  const rss1 = process.memoryUsage().rss;
+
+  const records = [];
+  const holders = new Array(keys).fill(0);
+  let liveMax = 0;
+  let gaveUp = 0;
+  execFileSync(scaleBin, ['snapshot', String(port), `${outFile}.before`]);
+  const cpu0 = process.cpuUsage();
+  const startNs = now() + 100000000n;
+  const endNs = startNs + BigInt(seconds) * 1000000000n;
+
+  async function device(d) {
+    const l = lockers[d];
+    const k = d % keys;
+    await sleep(Number(startNs - now()) / 1e6);
+    while (now() < endNs) {
+      const held = await l.acquire();
+      if (held === null) {
+        gaveUp += 1;
+        continue;
+      }
+      const acquired = now();
+      if (acquired >= endNs) {
+        await l.release(held); // granted after the end: not counted
+        break;
+      }
+      holders[k] += 1;
+      liveMax = Math.max(liveMax, holders[k]);
+      await sleep(holdMs);
+      holders[k] -= 1;
+      const release = now();
+      await l.release(held);
+      records.push(`hold ${d} ${acquired} ${release}`);
+    }
+  }
+  await Promise.all(lockers.map((_, d) => device(d)));
+  const cpu = process.cpuUsage(cpu0);
+  const ranS = Number(now() - startNs) / 1e9;
+  execFileSync(scaleBin, ['snapshot', String(port), `${outFile}.after`]);
+  for (const c of conns.concat(subs)) if (c) c.disconnect();
+  const text = records.concat([
+    `figure gave_up ${gaveUp}`,
+    `figure live_max ${liveMax}`,
+    `figure client_rss_bytes_per_device ${Math.round((rss1 - rss0) / devices)}`,
+    `figure client_cpu_pct ${((100 * (cpu.user + cpu.system)) / 1e6 / ranS).toFixed(1)}`,
+  ]);
+  fs.writeFileSync(outFile, `${text.join('\n')}\n`);
+}
+
+main().catch((e) => {
+  console.error(`scale.js: ${peer}: ${e && e.stack ? e.stack : e}`);
+  process.exit(1);
+});

@@ -108,9 +108,11 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
         } else {
             if (pos_ >= len) return Status::incomplete;
             const char kind = buf[pos_];
-            type = 0;
-            while (type != 5 && "+-:$*"[type] != kind)
-                ++type;
+            // A loop (five compares, each with its own exit, take more flash).
+#pragma GCC unroll 1
+            for (type = 0; type != 5; ++type) {
+                if ("+-:$*"[type] == kind) break;
+            }
             if (type == 5) return fail(Status::protocol_error);
             if (count_ >= capacity_) {
                 if (!prefix_) return fail(Status::too_large);

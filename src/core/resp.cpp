@@ -133,8 +133,9 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
                 if (!parse_int(data, size, &integer)) return fail(Status::protocol_error);
                 if (type != static_cast<unsigned>(Type::integer)) {
                     if (*data == '-') {
-                        // The only negative length is the nil marker, spelled exactly "-1".
-                        if (integer != -1 || size != 2) return fail(Status::protocol_error);
+                        // The only negative length is the nil marker, spelled exactly "-1" (the
+                        // digits were checked: a '1' after the '-' is the whole check).
+                        if (size != 2 || data[1] != '1') return fail(Status::protocol_error);
                         type += 2;
                     } else if (type == static_cast<unsigned>(Type::bulk_string)) {
                         if (integer > RESPLOCK_MAX_BULK_LEN) return fail(Status::too_large);

@@ -79,6 +79,8 @@ Status Parser::finish_value() noexcept {
     return state_;
 }
 
+static_assert(RESPLOCK_MAX_BULK_LEN <= 0xffffffffU && RESPLOCK_MAX_ARRAY_ELEMENTS <= 0xffffffffU,
+              "a length or count is checked in 32 bits (a Value's size has 32)");
 static_assert(static_cast<int>(Type::simple_string) == 0 && static_cast<int>(Type::error) == 1 &&
                   static_cast<int>(Type::integer) == 2 &&
                   static_cast<int>(Type::bulk_string) == 3 && static_cast<int>(Type::array) == 4 &&
@@ -132,17 +134,21 @@ Status Parser::parse(const char* buf, std::size_t len) noexcept {
             if (type >= static_cast<unsigned>(Type::integer)) {
                 if (!parse_int(data, size, &integer)) return fail(Status::protocol_error);
                 if (type != static_cast<unsigned>(Type::integer)) {
+                    // Unless negative (the nil marker), its high word says whether it fits 32 bits.
+                    const auto high = static_cast<std::uint32_t>(integer >> 32);
+                    const auto low = static_cast<std::uint32_t>(integer);
                     if (*data == '-') {
                         // The only negative length is the nil marker, spelled exactly "-1" (the
                         // digits were checked: a '1' after the '-' is the whole check).
                         if (size != 2 || data[1] != '1') return fail(Status::protocol_error);
                         type += 2;
                     } else if (type == static_cast<unsigned>(Type::bulk_string)) {
-                        if (integer > RESPLOCK_MAX_BULK_LEN) return fail(Status::too_large);
+                        if (high != 0 || low > RESPLOCK_MAX_BULK_LEN)
+                            return fail(Status::too_large);
                         bulk_len_ = integer;
                         bulk_start_ = pos_;
                         continue;  // the value is stored once its payload has arrived
-                    } else if (integer > (prefix_ ? 0xffffffff : RESPLOCK_MAX_ARRAY_ELEMENTS) ||
+                    } else if (high != 0 || (!prefix_ && low > RESPLOCK_MAX_ARRAY_ELEMENTS) ||
                                depth_ >= RESPLOCK_MAX_DEPTH) {
                         // The declared count is checked before it is used; it is only ever
                         // decremented.

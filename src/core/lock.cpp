@@ -88,19 +88,6 @@ Lock::Lock(Connection& conn, std::string_view key) noexcept : conn_(conn), hold_
 // ---------------------------------------------------------------------------------------------
 // Acquisition
 
-// Inlined into its callers (set(), options_attempt()): on a Cortex-M0+ the plain lock pays 21 B
-// less than for a call; on the other cores 1 B less, and 8 B more on the deepest stack.
-inline __attribute__((always_inline)) Status Lock::keep(std::string_view token,
-                                                        std::uint32_t ttl_ms, std::uint32_t sent_at,
-                                                        Status s) noexcept {
-    // Held, or possibly held: keep the token so release() can act for it, but claim validity
-    // only on the server's OK (and the replicas' acknowledgement, when asked for).
-    hold_.keep(token);
-    if (s != Status::ok) return s;
-    hold_.validity().start(sent_at, ttl_ms);
-    return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
-}
-
 // Inlined into each caller: a frame of its own would take the plain lock's deepest call past the
 // stack budget (tests/target).
 inline __attribute__((always_inline)) Status Lock::set(std::uint32_t ttl_ms,
@@ -128,6 +115,16 @@ Status Lock::acquire(std::uint32_t ttl_ms) noexcept {
     char fresh[token_len];
     if (detail::random_token(conn_.port(), fresh) != Status::ok) return Status::random_failed;
     return set(ttl_ms, {fresh, token_len});
+}
+
+Status Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t sent_at,
+                  Status s) noexcept {
+    // Held, or possibly held: keep the token so release() can act for it, but claim validity
+    // only on the server's OK (and the replicas' acknowledgement, when asked for).
+    hold_.keep(token);
+    if (s != Status::ok) return s;
+    hold_.validity().start(sent_at, ttl_ms);
+    return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
 }
 
 Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {

@@ -59,10 +59,7 @@ inline __attribute__((always_inline)) Status eval_inline(Connection& conn, const
                                                          Deadline deadline) noexcept {
     for (bool by_text = false;; by_text = true) {
         args[0] = {"EVALSHA", by_text ? 4U : 7U};  // EVAL is its prefix
-        // Pointer and size chosen apart: each becomes a constant of the caller's script, where
-        // choosing a whole view would keep the Script object itself in flash (16 bytes).
-        args[1] = {by_text ? script.text.data() : script.sha1.data(),
-                   by_text ? script.text.size() : script.sha1.size()};
+        args[1] = by_text ? script.text : script.sha1;
         const Status s = conn.command(args, count, reply, deadline);
         // NOSCRIPT: the server's script cache is empty (restart, failover, SCRIPT FLUSH): send
         // the text once.

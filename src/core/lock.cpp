@@ -55,12 +55,6 @@ class KeyName {
     std::size_t len_;
 };
 
-// The suffixes of the options' companion keys, each an array of its own: as literals they would
-// share the section of the SET's words, which options_attempt() also sends, and a firmware of the
-// plain lock would keep them with those.
-constexpr char once_suffix[] = ":once";
-constexpr char fence_suffix[] = ":fence";
-
 }  // namespace
 
 std::size_t lock_buffer_min() noexcept {
@@ -209,8 +203,8 @@ Status Lock::options_attempt(OptionsWait& w) noexcept {
     if (!w.script) return set(w.ttl_ms, fresh);
 
     const bool once = o.once_per_ms != 0;
-    const KeyName once_key(key(), {once_suffix, sizeof once_suffix - 1});
-    const KeyName fence_key(key(), {fence_suffix, sizeof fence_suffix - 1});
+    const KeyName once_key(key(), ":once"sv);
+    const KeyName fence_key(key(), ":fence"sv);
     char ttl_text[10];
     // In scope for as long as args views it, until the request is sent:
     // cppcheck-suppress variableScope

@@ -148,7 +148,7 @@ inline __attribute__((always_inline)) Status Connection::handshake(Deadline dead
         if (s == Status::ok) s = receive(reply, deadline);
         // Any error reply to AUTH (WRONGPASS, or "invalid password" from servers before ACLs)
         // means the credentials were refused, unless the server is still loading.
-        if (s != Status::ok && reply.count != 0 && reply.top().is(resp::Type::error)) {
+        if (s != Status::ok && error_reply_) {
             return s == Status::loading ? s : Status::auth_failed;
         }
         if (s != Status::ok) return s;

@@ -29,13 +29,13 @@ inline constexpr char options_release_text[] =
     "end r('del',k[1],k[2]) r('rpush',k[2],1) r('pexpire',k[2],1000) return 1";
 inline constexpr Script options_release_script = {{options_release_sha1, 40}, {options_release_text, 160}};
 
-// src/core/lua/owner.lua (189 bytes)
-inline constexpr char owner_sha1[] = "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5";
+// src/core/lua/owner.lua (181 bytes)
+inline constexpr char owner_sha1[] = "23d13ce2ffcb74f3babaff7e5afc9c05b7a72781";
 inline constexpr char owner_text[] =
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end return a[2] and "
-    "r('pexpire',k,a[2]) or r('del',k)";
-inline constexpr Script owner_script = {{owner_sha1, 40}, {owner_text, 189}};
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k)if not a[1]then "
+    "return{v,r('pttl',k)}end if v~=a[1]then return v and-1 or 0 end return a[2]and "
+    "r('pexpire',k,a[2])or r('del',k)";
+inline constexpr Script owner_script = {{owner_sha1, 40}, {owner_text, 181}};
 
 }  // namespace resplock::detail
 // clang-format on

@@ -79,11 +79,14 @@ inline Status owner_answer(const Connection& conn, Status s, const resp::Reply& 
                            bool key_only = true) noexcept {
     if (s == Status::ok) {
         const resp::Value& v = reply.top();
-        if (!v.is(resp::Type::integer)) return Status::protocol_error;
-        return v.integer == 1    ? Status::ok
-               : v.integer == 0  ? Status::expired
-               : v.integer == -1 ? Status::not_owner
-                                 : Status::protocol_error;
+        // -1, 0, 1 as 0, 1, 2; anything else above 2.
+        const std::uint64_t answer = static_cast<std::uint64_t>(v.integer) + 1;
+        if (!v.is(resp::Type::integer) || answer > 2) return Status::protocol_error;
+        static_assert(static_cast<int>(Status::expired) == static_cast<int>(Status::not_owner) + 1,
+                      "-1 and 0 map to consecutive statuses");
+        return answer == 2 ? Status::ok
+                           : static_cast<Status>(static_cast<int>(Status::not_owner) +
+                                                 static_cast<int>(answer));
     }
     if (s == Status::wrong_type && key_only && conn.request_sent()) return Status::not_owner;
     return outcome(conn, s);

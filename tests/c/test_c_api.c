@@ -40,7 +40,7 @@ static void expect(resplock_mock_t* m, int argc, const char* const* argv, const 
 
 #define TOKEN0 "000102030405060708090a0b0c0d0e0f"
 #define TOKEN1 "101112131415161718191a1b1c1d1e1f" /* the mock's next random bytes */
-#define SHA "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5"
+#define SHA "23d13ce2ffcb74f3babaff7e5afc9c05b7a72781"
 
 static void over_mock(void) {
     static char buf[C_BUF(512)];

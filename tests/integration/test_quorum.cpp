@@ -28,11 +28,11 @@ constexpr std::size_t kServers = 5;
 
 // The owner script the quorum shares with the plain lock (src/core/lua/owner.lua): its digest and
 // text. Without a token it queries, with one it releases, with a token and a TTL it extends.
-constexpr const char* kOwnerSha = "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5";
+constexpr const char* kOwnerSha = "23d13ce2ffcb74f3babaff7e5afc9c05b7a72781";
 constexpr const char* kOwnerText =
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end return a[2] and "
-    "r('pexpire',k,a[2]) or r('del',k)";
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k)if not a[1]then "
+    "return{v,r('pttl',k)}end if v~=a[1]then return v and-1 or 0 end return a[2]and "
+    "r('pexpire',k,a[2])or r('del',k)";
 
 support::RedisServer& server(std::size_t i) {
     static support::RedisServer all[kServers];

@@ -18,6 +18,9 @@
 //   word_math_matches_the_plain_arithmetic: the ARMv6-M spellings of core/word_math.hpp
 //     (x / 255 by steps, value * 10 + digit word by word) against the plain expressions, for
 //     the inputs its test lists.
+//   token_hex_spellings_match: core/token.hpp's two spellings of a token's hex digits (one digit
+//     per step, for -Os; two bytes per step) against snprintf's "%02x", for every byte value at
+//     every position of the token, the other bytes each a different value.
 //   request_sizes_are_the_encoded_sizes: detail::digits and detail::bulk_size around every
 //     power of ten up to 10^19; detail::eval_size for every script length around each power of
 //     ten up to 1000 and the real scripts, 0..12 and 96..99 arguments of lengths drawn from
@@ -35,6 +38,7 @@
 #include "check.hpp"
 #include "core/lua_scripts.hpp"
 #include "core/script.hpp"
+#include "core/token.hpp"
 #include "core/word_math.hpp"
 #include "proof.hpp"
 #include "resplock/core/connection.hpp"
@@ -415,6 +419,39 @@ TEST(word_math_matches_the_plain_arithmetic) {
                   "x / 255: every x below 2^22 and within 300 of each multiple of 2^20; "
                   "value * 10 + digit: around each carry of the low word and each 2^k",
                   cases, timer);
+}
+
+TEST(token_hex_spellings_match) {
+    const proof::Timer timer;
+    unsigned long long cases = 0;
+    constexpr std::size_t bytes = RESPLOCK_TOKEN_BYTES;
+    for (std::size_t at = 0; at < bytes; ++at) {
+        for (unsigned value = 0; value < 256; ++value) {
+            ++cases;
+            unsigned char random[bytes];
+            for (std::size_t i = 0; i < bytes; ++i)
+                random[i] = static_cast<unsigned char>(i == at ? value : value * 7 + i * 31 + 1);
+            char expected[2 * bytes + 1];
+            for (std::size_t i = 0; i < bytes; ++i)
+                std::snprintf(expected + 2 * i, 3, "%02x", random[i]);
+            char by_digits[resplock::token_len];
+            char by_pairs[resplock::token_len];
+            std::memcpy(by_digits + bytes, random, bytes);
+            std::memcpy(by_pairs + bytes, random, bytes);
+            detail::hex_by_digits(by_digits);
+            detail::hex_by_pairs(by_pairs);
+            const std::string_view want(expected, 2 * bytes);
+            if (std::string_view(by_digits, sizeof by_digits) != want ||
+                std::string_view(by_pairs, sizeof by_pairs) != want) {
+                CHECK_EQ(std::string_view(by_digits, sizeof by_digits), want);
+                CHECK_EQ(std::string_view(by_pairs, sizeof by_pairs), want);
+                std::printf("      byte %zu = %u\n", at, value);
+                return;
+            }
+        }
+    }
+    proof::report("encode.token_hex", "every byte value at every position of the token", cases,
+                  timer);
 }
 
 TEST(request_sizes_are_the_encoded_sizes) {

@@ -200,7 +200,7 @@ void noscript_fallback_after_script_flush() {
     Lock lock(c.conn, "it:flush");
     REQUIRE_EQ(lock.acquire(10000), Status::ok);
     // The owner script's SHA1 (src/core/lua/owner.lua).
-    const std::string owner_sha = "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5";
+    const std::string owner_sha = "23d13ce2ffcb74f3babaff7e5afc9c05b7a72781";
     CHECK_EQ(lock.extend(10000), Status::ok);  // loads the scripts once (EVAL after NOSCRIPT)
     CHECK_EQ(server().cli({"SCRIPT", "EXISTS", owner_sha}), std::string("1"));
     CHECK_EQ(server().cli({"SCRIPT", "FLUSH"}), std::string("OK"));

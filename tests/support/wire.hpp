@@ -41,11 +41,11 @@ inline constexpr std::string_view zeros = "00000000000000000000000000000000";
 
 // The owner script (release, extend and query of the plain and the quorum lock differ only by
 // their arguments): its SHA-1, sent with EVALSHA, and its text, sent with EVAL.
-inline constexpr std::string_view owner_sha = "a0daac830bbc27d52d8ba8abc8d9d974fa1b88c5";
+inline constexpr std::string_view owner_sha = "23d13ce2ffcb74f3babaff7e5afc9c05b7a72781";
 inline constexpr std::string_view owner_text =
-    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k) if not a[1] then return "
-    "{v,r('pttl',k)} end if v~=a[1] then return v and -1 or 0 end return a[2] and "
-    "r('pexpire',k,a[2]) or r('del',k)";
+    "local k,a,r=KEYS[1],ARGV,redis.call local v=r('get',k)if not a[1]then "
+    "return{v,r('pttl',k)}end if v~=a[1]then return v and-1 or 0 end return a[2]and "
+    "r('pexpire',k,a[2])or r('del',k)";
 
 // The server's answer to EVALSHA of a script it does not have.
 inline constexpr std::string_view noscript = "-NOSCRIPT No matching script. Please use EVAL.\r\n";

@@ -584,7 +584,7 @@ TEST(guard_without_a_lock_sends_nothing) {
 }
 
 TEST(lock_buffer_min_fits_the_longest_request_exactly) {
-    CHECK_EQ(resplock::lock_buffer_min(), 451U);  // with the default limits
+    CHECK_EQ(resplock::lock_buffer_min(), 443U);  // with the default limits
     char key[RESPLOCK_MAX_KEY_LEN];
     std::memset(key, 'k', sizeof key);
     const std::string_view k(key, sizeof key);

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark: round trips, client CPU, hand-off under contention, footprint and heap use of
 # resplock next to references, all against one redis-server on loopback, in one run.
-#   bench/run.sh           the full run
-#   bench/run.sh --quick   the same parts and checks, shorter, and a short link run (part of
-#                          scripts/test.sh)
-#   bench/run.sh --link    the link mode alone, full length (see "6. link" below)
-#   bench/run.sh --scale   the scale mode alone (see "7. scale" below)
+#   bench/run.sh           the full run: parts 1 to 5 (the link and scale modes run apart)
+#   bench/run.sh --quick   parts 1 to 5 with the same checks, shorter, then a short link run and
+#                          a short scale run (part of scripts/test.sh)
+#   bench/run.sh --link    the link mode alone, full length (see "Part 6" below)
+#   bench/run.sh --scale   the scale mode alone (see "Part 7" below)
 # Builds a Release (-O2) build in build/bench (RESPLOCK_BENCH_BUILD overrides), starts its own
-# redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the five
-# parts, then prints a table and `name value unit` lines. Absolute times depend on the machine;
+# redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the parts of
+# its mode, then prints a table and `name value unit` lines. Absolute times depend on the machine;
 # compare the ratios, which come from runs interleaved on the same server.
 # Exits non-zero, with a line saying why, when a part could not run or gave no figures, or an
 # invariant failed: the owner script the bench loads is not the library's (the server's SHA1 of
@@ -54,8 +54,9 @@ repo=$PWD
 usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick | --link | --scale]
-  (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
-                 spread case, 5 s per semaphore case (the link mode not included)
+  (no argument)  the full run, parts 1 to 5: 7 rounds of 20000 cycles, 5 s per hand-off
+                 case, 10 s per spread case, 5 s per semaphore case (the link and scale modes
+                 not included: they run apart, with --link and --scale)
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
                  cycles, 1 s per hand-off, spread and semaphore case), then a short link run
                  (D = 1 ms, K = 4, 1 s each: resplock's fair lock and, with Node, one peer) and
@@ -396,7 +397,7 @@ setup_peers() {
     fi
 }
 
-if ((!scale_only)); then
+if ((quick || link_only)); then
 # ---- 6. link: hand-off through the delay proxy, resplock next to Node peers ----
 part="6/6 link"
 link_started=$SECONDS

@@ -40,11 +40,15 @@
 # d % keys), each acquiring, holding 5 ms, releasing and trying again at once: resplock's FairLock,
 # plain Lock (try_acquire's default retry) and Semaphore (N = 10, plain and fair modes, on a tenth
 # of the keys), on the bench's server and on a 3-master Redis Cluster started on free loopback
-# ports (no replicas), then on the single server the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
-# Mutex and Semaphore, the pub/sub imitation; one ioredis connection per device), whose records
+# ports (no replicas), then the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
+# Mutex and Semaphore, the pub/sub imitation) on the single server (one ioredis connection per
+# device) and on the same cluster (one ioredis Cluster client per device: it connects to the
+# masters it sends commands to, 1 to 3 connections a device, counted), whose records
 # `resplock_scale records` turns into the same figures: acquisitions per second, requests per
 # acquisition (INFO commandstats), server CPU per acquisition (INFO used_cpu deltas) next to an
-# uncontended acquire + release's, hand-off p50 and p99, the spread per key, memory per device.
+# uncontended acquire + release's and split by command (commandstats usec, the commands that
+# scripts call included), hand-off p50 and p99, the spread per key, memory and connections per
+# device.
 # Invariants: 0 overlaps on every key (at most N holders for the semaphore), acquisitions > 0.
 # --quick runs a short case of it (100 devices, 10 keys, 2 s, the fair lock on one server).
 set -euo pipefail
@@ -68,7 +72,7 @@ usage: bench/run.sh [--quick | --link | --scale]
                  (3 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
                  lock and semaphore (plain and fair) on one server and on a 3-master cluster; a
                  sweep of the fair lock at 100, 300, 1000 and 2000 devices (5 s each); the Node
-                 peers on one server (about 6 minutes)
+                 peers on one server and on the cluster (about 8 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
 RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS, RESPLOCK_SCALE_SECONDS (300, devices / 10, 20) and
@@ -627,41 +631,49 @@ for n in $scale_sweep; do
     done <<<"$out"
 done
 
-# The peers, on the single server (the driver gives each device one ioredis connection to it;
-# redlock and redis-semaphore would need a cluster client of their own to follow redirections).
+# The peers, on the single server and on the cluster (bench/peers/scale.js: one ioredis
+# connection per device to the single server; on the cluster one ioredis Cluster client per
+# device, which follows its key's redirection; the connections it holds are counted).
 if [ -n "$scale_peers" ]; then
     setup_peers
     ((peers_ok)) || scale_peers=""
 fi
-for peer in $scale_peers; do
-    keys=$scale_keys limit=1
-    case $peer in
-        mutex) cmds=set,evalsha,eval ;; # SET NX attempts, a scripted release
-        semaphore) cmds=evalsha,eval,zrem keys=$scale_sem_keys limit=10 ;; # ZREM releases
-        pubsub) cmds=evalsha,eval,subscribe,unsubscribe ;;
-        *) cmds=evalsha,eval ;;
-    esac
-    echo "$part: single, Node peer $peer, $scale_devices devices on $keys keys, hold $hold_ms ms," \
-        "$scale_s s ..."
-    cli FLUSHALL >/dev/null
-    rec=$build/scale.$peer.txt
-    rm -f "$rec" "$rec".*
-    NODE_PATH=$peers_dir/node_modules timeout $((scale_s + 300)) node bench/peers/scale.js "$peer" \
-        "$port" "$scale_devices" "$keys" "$hold_ms" "$scale_s" "$rec" "$scale" "$limit" ||
-        fail "the Node scale driver failed for $peer"
-    out=$("$scale" records single "$port" "$scale_devices" "$keys" "$scale_s" "$limit" "$cmds" \
-        "$rec") || fail "resplock_scale records failed for $peer"
-    scale_check "peer $peer" "$out" "$limit"
-    while read -r name val; do
-        scale_record "scale.single.$peer.$name" "$val" -
-    done <<<"$out"
+scale_peer_topos="single"
+[ -n "$cluster_ports" ] && scale_peer_topos+=" cluster"
+for topo in $scale_peer_topos; do
+    ports=$port
+    [ "$topo" = cluster ] && ports=$cluster_ports
+    for peer in $scale_peers; do
+        keys=$scale_keys limit=1
+        case $peer in
+            mutex) cmds=set,evalsha,eval ;; # SET NX attempts, a scripted release
+            semaphore) cmds=evalsha,eval,zrem keys=$scale_sem_keys limit=10 ;; # ZREM releases
+            pubsub) cmds=evalsha,eval,subscribe,unsubscribe ;;
+            *) cmds=evalsha,eval ;;
+        esac
+        echo "$part: $topo, Node peer $peer, $scale_devices devices on $keys keys, hold" \
+            "$hold_ms ms, $scale_s s ..."
+        for p in ${ports//,/ }; do redis-cli -p "$p" FLUSHALL >/dev/null; done
+        rec=$build/scale.$topo.$peer.txt
+        rm -f "$rec" "$rec".*
+        NODE_PATH=$peers_dir/node_modules timeout $((scale_s + 300)) node bench/peers/scale.js \
+            "$peer" "$topo" "$ports" "$scale_devices" "$keys" "$hold_ms" "$scale_s" "$rec" \
+            "$scale" "$limit" || fail "the Node scale driver failed for $peer on $topo"
+        out=$("$scale" records "$topo" "$ports" "$scale_devices" "$keys" "$scale_s" "$limit" \
+            "$cmds" "$rec") || fail "resplock_scale records failed for $peer on $topo"
+        scale_check "$topo peer $peer" "$out" "$limit"
+        while read -r name val; do
+            scale_record "scale.$topo.$peer.$name" "$val" -
+        done <<<"$out"
+    done
 done
 scale_record scale.plan.peer_count "$(wc -w <<<"$scale_peers")" peers
 
 part="scale report"
 echo
 echo "The scale part took $((SECONDS - scale_started)) s (the whole run $SECONDS s)."
-python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" || {
+python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" \
+    "$scale_peer_topos" || {
     echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures:" \
         "$scale_raw)" >&2
     exit 1

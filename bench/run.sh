@@ -72,7 +72,7 @@ usage: bench/run.sh [--quick | --link | --scale]
                  (3 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
                  lock and semaphore (plain and fair) on one server and on a 3-master cluster; a
                  sweep of the fair lock at 100, 300, 1000 and 2000 devices (5 s each); the Node
-                 peers on one server and on the cluster (about 8 minutes)
+                 peers on one server and on the cluster (about 7 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
 RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS, RESPLOCK_SCALE_SECONDS (300, devices / 10, 20) and

@@ -5,7 +5,8 @@ the invariants. Prints a table for people, then `name value unit` lines for scri
 
   report.py RAW_FILE BUILD_DIR
   report.py --link LINK_RAW_FILE DELAYS_US KS STRATEGIES PEERS   (the link mode, part 6)
-  report.py --scale SCALE_RAW_FILE CASES PEERS SWEEP             (the scale mode, part 7)
+  report.py --scale SCALE_RAW_FILE CASES PEERS SWEEP [PEER_TOPOLOGIES]   (the scale mode, part 7;
+                                          the peers' topologies default to "single")
 
 Exits 1, with a line per cause, when a part left a figure out, or an invariant fails: heap
 calls by resplock inside the measured loop (or a malloc counter that saw nothing from hiredis
@@ -313,7 +314,8 @@ SCALE_PEER_NAMES = {
 
 
 def scale_main(args):
-    raw_file, cases, peers, sweep = args
+    raw_file, cases, peers, sweep = args[:4]
+    peer_topos = args[4].split() if len(args) > 4 else ["single"]
     values = {}
     with open(raw_file) as f:
         for line in f:
@@ -338,9 +340,10 @@ def scale_main(args):
         label = {"fair": "resplock FairLock", "lock": "resplock Lock",
                  "sem": "resplock Semaphore N=10", "fairsem": "resplock Semaphore N=10 fair"}
         rows.append((f"{topo:7} {label[kind]}", f"scale.{topo}.resplock.{kind}.", kind))
-    for peer in peers.split():
-        rows.append((f"single  {SCALE_PEER_NAMES.get(peer, peer)}", f"scale.single.{peer}.",
-                     "sem" if peer == "semaphore" else "lock"))
+    for topo in peer_topos:
+        for peer in peers.split():
+            rows.append((f"{topo:7} {SCALE_PEER_NAMES.get(peer, peer)}", f"scale.{topo}.{peer}.",
+                         "sem" if peer == "semaphore" else "lock"))
     print(f"   Scale: {devices} devices (one connection each), {keys} keys for the locks and"
           f" {sem_keys} for the semaphore, hold 5 ms, {seconds} s per case")
     def command_us(p):
@@ -377,7 +380,9 @@ def scale_main(args):
         unc = num(p + "server_cpu_vs_uncontended")
         spread = num(p + "spread_worst_pct")
         over = num(p + "exclusion_overlaps")
-        peer_rows = [r for r in rows if ".resplock." not in r[1] and (r[2] == "sem") == (kind in ("sem", "fairsem"))]
+        topo = p.split(".")[1]
+        peer_rows = [r for r in rows if ".resplock." not in r[1] and r[1].split(".")[1] == topo
+                     and (r[2] == "sem") == (kind in ("sem", "fairsem"))]
         ahead = []
         for plabel, pp, _ in peer_rows:
             behind = [name for name, ok in (
@@ -401,6 +406,56 @@ def scale_main(args):
               f" {SCALE_GOAL_SPREAD:.0f}%: {verdict(spread <= SCALE_GOAL_SPREAD)}), overlaps"
               f" {int(over)} (0: {verdict(over == 0)})" + ("; " + "; ".join(ahead) if ahead else ""))
 
+    # Where the fair kinds' server time goes, against the uncontended cycle's.
+    split_rows = [r for r in rows if ".resplock." in r[1] and r[2] in ("fair", "fairsem")]
+    if split_rows:
+        print()
+        print("   Server time per acquisition by command (INFO commandstats), against the"
+              " uncontended acquire + release of the same kind")
+    for label, p, kind in split_rows:
+        def part(prefix, name, unit):
+            return values.get(f"{p}{prefix}.{name}.{unit}", 0.0)
+        names = sorted({k[len(p):].split(".")[1] for k in values
+                        if k.startswith(p + "split.") or k.startswith(p + "unc.")})
+        top = ("evalsha", "eval", "blpop")
+        cpu = num(p + "server_cpu_us_per_acq")
+        unc = num(p + "uncontended_server_cpu_us_per_cycle")
+        print(f"  {label.strip()}: server CPU {cpu:.1f} us per acquisition, {unc:.1f} per"
+              f" uncontended cycle ({cpu / unc:.2f}x; the goal, 1.5x, is {1.5 * unc:.1f} us)")
+        print(f"    {'command':16} {'calls/acq':>9} {'us/call':>8} {'us/acq':>7} {'calls/cyc':>9}"
+              f" {'us/call':>8} {'us/cyc':>7} {'acq-cyc':>7}")
+        for name in names:
+            c_calls, c_call, c_us = (part("split", name, u)
+                                     for u in ("calls_per_acq", "us_per_call", "us_per_acq"))
+            u_calls, u_call, u_us = (part("unc", name, u)
+                                     for u in ("calls_per_cycle", "us_per_call", "us_per_cycle"))
+            if c_us < 0.05 and u_us < 0.05:
+                continue
+            print(f"    {name + ('' if name in top else ' (in scripts)'):16} {c_calls:9.3f}"
+                  f" {c_call:8.2f} {c_us:7.2f} {u_calls:9.3f} {u_call:8.2f} {u_us:7.2f}"
+                  f" {c_us - u_us:+7.2f}")
+        def sums(prefix, unit):
+            scripts = sum(part(prefix, n, unit) for n in ("evalsha", "eval"))
+            inside = sum(part(prefix, n, unit) for n in names if n not in top)
+            return scripts - inside, inside, part(prefix, "blpop", unit)
+        c_lua, c_in, c_bl = sums("split", "us_per_acq")
+        u_lua, u_in, u_bl = sums("unc", "us_per_cycle")
+        c_out = num(p + "server_us_outside_requests_per_acq")
+        # The client's requests in the cycle are EVALSHA (EVAL on a miss); the SET and PTTL
+        # lines are the scripts' own calls.
+        u_out = unc - sum(part("unc", n, "us_per_cycle") for n in top)
+        parts = (("the scripts' Lua (EVALSHA's time less its commands')", c_lua, u_lua),
+                 ("the commands the scripts call", c_in, u_in),
+                 ("BLPOP", c_bl, u_bl),
+                 ("outside the requests' own time (reading, parsing and answering them, blocking"
+                  " and waking clients, the event loop and timers)", c_out, u_out))
+        for text, c, u in parts:
+            print(f"    {text}: {c:.1f} us per acquisition, {u:.1f} per uncontended cycle"
+                  f" ({c - u:+.1f}; {c - 1.5 * u:+.1f} over 1.5x its cycle share)")
+        print(f"    calls per acquisition: EVALSHA {part('split', 'evalsha', 'calls_per_acq'):.3f},"
+              f" BLPOP {part('split', 'blpop', 'calls_per_acq'):.3f}; per uncontended cycle"
+              f" EVALSHA {part('unc', 'evalsha', 'calls_per_cycle'):.3f}")
+
     # What limits the count here, and what each device costs.
     print()
     print("   What the run cost: client (this program), servers, machine; memory per device")
@@ -408,8 +463,20 @@ def scale_main(args):
         if ".resplock." not in p:
             rss = values.get(p + "client_rss_bytes_per_device")
             cpu = values.get(p + "client_cpu_pct")
+            conns = values.get(p + "server_connections_per_device")
+            mem = values.get(p + "server_memory_bytes_per_device")
+            servers = int(values.get(p + "servers", 1))
+            where = ""
+            if conns is not None and servers > 1:
+                where = " (per master: " + "/".join(
+                    f"{values.get(f'{p}server{i}_connections', float('nan')):.0f}"
+                    for i in range(servers)) + ")"
             print(f"  {label.strip()}: client CPU {cpu:.0f}% of a core, RSS {rss:.0f} bytes per device"
-                  f" (Node + ioredis), server CPU {num(p + 'server_cpu_pct'):.0f}% of a core")
+                  f" (Node + ioredis), server CPU {num(p + 'server_cpu_pct'):.0f}% of a core"
+                  + ("" if conns is None else f"; per device: server {mem:.0f} bytes and"
+                     f" {conns:.2f} connections{where} at the start,"
+                     f" {values.get(p + 'server_connections_per_device_at_end', float('nan')):.2f}"
+                     " at the end"))
             continue
         print(f"  {label.strip()}: client CPU {num(p + 'client_cpu_pct'):.0f}% of a core"
               f" ({num(p + 'client_cpu_us_per_acq'):.0f} us and"
@@ -424,6 +491,14 @@ def scale_main(args):
               + (" (devices per master: " + "/".join(
                   f"{values[f'{p}server{i}_devices']:.0f}" for i in range(int(num(p + "servers")))
                   if f"{p}server{i}_devices" in values) + ")" if num(p + "servers") > 1 else ""))
+
+    if "cluster" in peer_topos and peers.split():
+        print("  The peers on the cluster: one ioredis Cluster client per device. It does not hold a"
+              " connection to each master: it opens one to a master when it first sends it a"
+              " command, here its ready check (CLUSTER INFO, to a master of its choice) and the"
+              " device's key (a PTTL before the start), plus the imitation's subscriber"
+              " connection; so a device holds 1 to 3 connections, counted above from the masters'"
+              " INFO (resplock's device: 1, to its key's master)")
 
     # The sweep: where this machine stops keeping up.
     if sweep.split():
@@ -477,7 +552,7 @@ def scale_main(args):
 def main():
     if len(sys.argv) == 7 and sys.argv[1] == "--link":
         return link_main(sys.argv[2:])
-    if len(sys.argv) == 6 and sys.argv[1] == "--scale":
+    if len(sys.argv) in (6, 7) and sys.argv[1] == "--scale":
         return scale_main(sys.argv[2:])
     if len(sys.argv) != 3:
         print(__doc__, file=sys.stderr)

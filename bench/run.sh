@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The benchmark: round trips, client CPU, hand-off under contention, footprint and heap use of
 # resplock next to references, all against one redis-server on loopback, in one run.
-#   bench/run.sh           the full run
-#   bench/run.sh --quick   the same parts and checks, shorter, and a short link run (part of
-#                          scripts/test.sh)
-#   bench/run.sh --link    the link mode alone, full length (see "6. link" below)
-#   bench/run.sh --scale   the scale mode alone (see "7. scale" below)
+#   bench/run.sh           the full run: parts 1 to 5 (the link and scale modes run apart)
+#   bench/run.sh --quick   parts 1 to 5 with the same checks, shorter, then a short link run and
+#                          a short scale run (part of scripts/test.sh)
+#   bench/run.sh --link    the link mode alone, full length (see "Part 6" below)
+#   bench/run.sh --scale   the scale mode alone (see "Part 7" below)
 # Builds a Release (-O2) build in build/bench (RESPLOCK_BENCH_BUILD overrides), starts its own
-# redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the five
-# parts, then prints a table and `name value unit` lines. Absolute times depend on the machine;
+# redis-server on a free 127.0.0.1 port (no persistence) and stops it on exit, runs the parts of
+# its mode, then prints a table and `name value unit` lines. Absolute times depend on the machine;
 # compare the ratios, which come from runs interleaved on the same server.
 # Exits non-zero, with a line saying why, when a part could not run or gave no figures, or an
 # invariant failed: the owner script the bench loads is not the library's (the server's SHA1 of
@@ -40,11 +40,15 @@
 # d % keys), each acquiring, holding 5 ms, releasing and trying again at once: resplock's FairLock,
 # plain Lock (try_acquire's default retry) and Semaphore (N = 10, plain and fair modes, on a tenth
 # of the keys), on the bench's server and on a 3-master Redis Cluster started on free loopback
-# ports (no replicas), then on the single server the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
-# Mutex and Semaphore, the pub/sub imitation; one ioredis connection per device), whose records
+# ports (no replicas), then the Node peers (bench/peers/scale.js: redlock 5, redis-semaphore's
+# Mutex and Semaphore, the pub/sub imitation) on the single server (one ioredis connection per
+# device) and on the same cluster (one ioredis Cluster client per device: it connects to the
+# masters it sends commands to, 1 to 3 connections a device, counted), whose records
 # `resplock_scale records` turns into the same figures: acquisitions per second, requests per
 # acquisition (INFO commandstats), server CPU per acquisition (INFO used_cpu deltas) next to an
-# uncontended acquire + release's, hand-off p50 and p99, the spread per key, memory per device.
+# uncontended acquire + release's and split by command (commandstats usec, the commands that
+# scripts call included), hand-off p50 and p99, the spread per key, memory and connections per
+# device.
 # Invariants: 0 overlaps on every key (at most N holders for the semaphore), acquisitions > 0.
 # --quick runs a short case of it (100 devices, 10 keys, 2 s, the fair lock on one server).
 set -euo pipefail
@@ -54,8 +58,9 @@ repo=$PWD
 usage() {
     cat <<'EOF'
 usage: bench/run.sh [--quick | --link | --scale]
-  (no argument)  the full run: 7 rounds of 20000 cycles, 5 s per hand-off case, 10 s per
-                 spread case, 5 s per semaphore case (the link mode not included)
+  (no argument)  the full run, parts 1 to 5: 7 rounds of 20000 cycles, 5 s per hand-off
+                 case, 10 s per spread case, 5 s per semaphore case (the link and scale modes
+                 not included: they run apart, with --link and --scale)
   --quick        a short run with the same parts and invariant checks (2 rounds of 2000
                  cycles, 1 s per hand-off, spread and semaphore case), then a short link run
                  (D = 1 ms, K = 4, 1 s each: resplock's fair lock and, with Node, one peer) and
@@ -67,7 +72,7 @@ usage: bench/run.sh [--quick | --link | --scale]
                  (3 for the semaphore), hold 5 ms, 20 s per case: resplock's fair lock, plain
                  lock and semaphore (plain and fair) on one server and on a 3-master cluster; a
                  sweep of the fair lock at 100, 300, 1000 and 2000 devices (5 s each); the Node
-                 peers on one server (about 6 minutes)
+                 peers on one server and on the cluster (about 7 minutes)
   -h, --help     this text
 Environment: RESPLOCK_BENCH_BUILD, the build folder (default build/bench); for --scale,
 RESPLOCK_SCALE_DEVICES, RESPLOCK_SCALE_KEYS, RESPLOCK_SCALE_SECONDS (300, devices / 10, 20) and
@@ -396,7 +401,7 @@ setup_peers() {
     fi
 }
 
-if ((!scale_only)); then
+if ((quick || link_only)); then
 # ---- 6. link: hand-off through the delay proxy, resplock next to Node peers ----
 part="6/6 link"
 link_started=$SECONDS
@@ -626,41 +631,49 @@ for n in $scale_sweep; do
     done <<<"$out"
 done
 
-# The peers, on the single server (the driver gives each device one ioredis connection to it;
-# redlock and redis-semaphore would need a cluster client of their own to follow redirections).
+# The peers, on the single server and on the cluster (bench/peers/scale.js: one ioredis
+# connection per device to the single server; on the cluster one ioredis Cluster client per
+# device, which follows its key's redirection; the connections it holds are counted).
 if [ -n "$scale_peers" ]; then
     setup_peers
     ((peers_ok)) || scale_peers=""
 fi
-for peer in $scale_peers; do
-    keys=$scale_keys limit=1
-    case $peer in
-        mutex) cmds=set,evalsha,eval ;; # SET NX attempts, a scripted release
-        semaphore) cmds=evalsha,eval,zrem keys=$scale_sem_keys limit=10 ;; # ZREM releases
-        pubsub) cmds=evalsha,eval,subscribe,unsubscribe ;;
-        *) cmds=evalsha,eval ;;
-    esac
-    echo "$part: single, Node peer $peer, $scale_devices devices on $keys keys, hold $hold_ms ms," \
-        "$scale_s s ..."
-    cli FLUSHALL >/dev/null
-    rec=$build/scale.$peer.txt
-    rm -f "$rec" "$rec".*
-    NODE_PATH=$peers_dir/node_modules timeout $((scale_s + 300)) node bench/peers/scale.js "$peer" \
-        "$port" "$scale_devices" "$keys" "$hold_ms" "$scale_s" "$rec" "$scale" "$limit" ||
-        fail "the Node scale driver failed for $peer"
-    out=$("$scale" records single "$port" "$scale_devices" "$keys" "$scale_s" "$limit" "$cmds" \
-        "$rec") || fail "resplock_scale records failed for $peer"
-    scale_check "peer $peer" "$out" "$limit"
-    while read -r name val; do
-        scale_record "scale.single.$peer.$name" "$val" -
-    done <<<"$out"
+scale_peer_topos="single"
+[ -n "$cluster_ports" ] && scale_peer_topos+=" cluster"
+for topo in $scale_peer_topos; do
+    ports=$port
+    [ "$topo" = cluster ] && ports=$cluster_ports
+    for peer in $scale_peers; do
+        keys=$scale_keys limit=1
+        case $peer in
+            mutex) cmds=set,evalsha,eval ;; # SET NX attempts, a scripted release
+            semaphore) cmds=evalsha,eval,zrem keys=$scale_sem_keys limit=10 ;; # ZREM releases
+            pubsub) cmds=evalsha,eval,subscribe,unsubscribe ;;
+            *) cmds=evalsha,eval ;;
+        esac
+        echo "$part: $topo, Node peer $peer, $scale_devices devices on $keys keys, hold" \
+            "$hold_ms ms, $scale_s s ..."
+        for p in ${ports//,/ }; do redis-cli -p "$p" FLUSHALL >/dev/null; done
+        rec=$build/scale.$topo.$peer.txt
+        rm -f "$rec" "$rec".*
+        NODE_PATH=$peers_dir/node_modules timeout $((scale_s + 300)) node bench/peers/scale.js \
+            "$peer" "$topo" "$ports" "$scale_devices" "$keys" "$hold_ms" "$scale_s" "$rec" \
+            "$scale" "$limit" || fail "the Node scale driver failed for $peer on $topo"
+        out=$("$scale" records "$topo" "$ports" "$scale_devices" "$keys" "$scale_s" "$limit" \
+            "$cmds" "$rec") || fail "resplock_scale records failed for $peer on $topo"
+        scale_check "$topo peer $peer" "$out" "$limit"
+        while read -r name val; do
+            scale_record "scale.$topo.$peer.$name" "$val" -
+        done <<<"$out"
+    done
 done
 scale_record scale.plan.peer_count "$(wc -w <<<"$scale_peers")" peers
 
 part="scale report"
 echo
 echo "The scale part took $((SECONDS - scale_started)) s (the whole run $SECONDS s)."
-python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" || {
+python3 bench/report.py --scale "$scale_raw" "$scale_cases" "$scale_peers" "$scale_sweep" \
+    "$scale_peer_topos" || {
     echo "run.sh: FAILED: see the INVARIANT FAILED / MISSING lines above (raw figures:" \
         "$scale_raw)" >&2
     exit 1

@@ -18,6 +18,8 @@
 //       has `hold DEVICE ACQUIRED_NS RELEASE_NS` lines (device d used key d % KEYS) and
 //       `figure NAME VALUE` lines passed through; FILE.before.PORT and FILE.after.PORT are its
 //       snapshots. COMMANDS: the commands that the peer sends as requests (comma-separated).
+//       With FILE.empty.PORT (the servers before the driver connected) it gives the connections
+//       and server memory per device as well.
 // Figures (`name value` lines on stdout), from the same code for every client:
 //   acquisitions, acq_per_s; exclusion_overlaps (per key, acquisitions that returned while LIMIT
 //   earlier holds of that key had not sent their release: bench/hold_figures.hpp, as the
@@ -29,7 +31,11 @@
 //   acquire_requests_per_acq (the same less the one release of each acquisition),
 //   all_calls_per_acq (every commandstats call but INFO's: the commands that scripts call
 //   included); server_cpu_us_per_acq (INFO used_cpu_sys + used_cpu_user deltas, summed over the
-//   servers, / acquisitions); and for `run`: the uncontended cycle's server CPU, the client's
+//   servers, / acquisitions) and the part of it outside the requests' own time
+//   (server_us_outside_requests_per_acq); split.NAME.*: every command's calls, own time per call
+//   and own time per acquisition (INFO commandstats; a script's time contains that of the
+//   commands it calls, which have lines of their own); and for `run`: the uncontended cycle's
+//   server CPU and its split by command (unc.NAME.*), the client's
 //   CPU, context switches and RSS per device, the library objects' sizes, and the server's
 //   memory and connections per device.
 #include <hiredis/hiredis.h>
@@ -47,6 +53,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -184,7 +191,6 @@ struct Snapshot {
         }
         return total;
     }
-    // Every command's calls but INFO's (the snapshots' own).
     // The server's own time (INFO commandstats usec) of one command, summed over the servers.
     long usec(const std::string& command) const {
         long total = 0;
@@ -192,6 +198,26 @@ struct Snapshot {
             total += bench::command_stat(i, command.c_str(), "usec");
         return total;
     }
+    // Every command's calls and own time (usec) but INFO's (the snapshots' own), summed over the
+    // servers. A script's usec includes the commands it calls, which count on their own lines too.
+    std::map<std::string, std::pair<long, long>> stats() const {
+        std::map<std::string, std::pair<long, long>> out;
+        for (const std::string& i : infos) {
+            std::size_t at = 0;
+            while ((at = i.find("cmdstat_", at)) != std::string::npos) {
+                const std::size_t colon = i.find(':', at);
+                if (colon == std::string::npos) break;
+                const std::string name = i.substr(at + 8, colon - at - 8);
+                if (name != "info") {
+                    out[name].first += bench::command_stat(i, name.c_str(), "calls");
+                    out[name].second += bench::command_stat(i, name.c_str(), "usec");
+                }
+                at = colon;
+            }
+        }
+        return out;
+    }
+    // Every command's calls but INFO's (the snapshots' own).
     long all_calls() const {
         long total = 0;
         for (const std::string& i : infos) {
@@ -210,6 +236,31 @@ struct Snapshot {
 };
 
 // ---- the figures, shared by `run` and `records` ----
+
+using CommandStats = std::map<std::string, std::pair<long, long>>;  // name: calls, usec
+
+CommandStats stats_between(const Snapshot& before, const Snapshot& after) {
+    CommandStats d = after.stats();
+    for (const auto& [name, b] : before.stats()) {
+        d[name].first -= b.first;
+        d[name].second -= b.second;
+    }
+    return d;
+}
+
+// Each command's calls, own time per call and own time per unit (an acquisition or a cycle):
+// PREFIX.NAME.calls_per_UNIT, .us_per_call, .us_per_UNIT, for every command that ran.
+void print_split(const char* prefix, const char* unit, const CommandStats& d, double n) {
+    for (const auto& [name, cu] : d) {
+        if (cu.first <= 0) continue;
+        std::printf("%s.%s.calls_per_%s %.3f\n", prefix, name.c_str(), unit,
+                    static_cast<double>(cu.first) / n);
+        std::printf("%s.%s.us_per_call %.2f\n", prefix, name.c_str(),
+                    static_cast<double>(cu.second) / static_cast<double>(cu.first));
+        std::printf("%s.%s.us_per_%s %.2f\n", prefix, name.c_str(), unit,
+                    static_cast<double>(cu.second) / n);
+    }
+}
 
 // Holds of all devices; device d used key d % keys.
 void print_figures(const std::vector<Hold>& holds, long devices, long keys, long seconds,
@@ -273,13 +324,21 @@ void print_figures(const std::vector<Hold>& holds, long devices, long keys, long
     std::printf("server_cpu_pct %.1f\n", 100.0 * cpu_s / static_cast<double>(seconds));
     std::printf("server_cpu_us_per_acq %.2f\n", 1e6 * cpu_s / n);
     // Where the server's time went: each request command's calls and own time per acquisition.
+    long request_usec = 0;
     for (const std::string& c : request_commands) {
         const std::string one{c};
+        request_usec += after.usec(c) - before.usec(c);
         std::printf("calls_per_acq.%s %.3f\n", c.c_str(),
                     static_cast<double>(after.calls({one}) - before.calls({one})) / n);
         std::printf("server_us_per_acq.%s %.2f\n", c.c_str(),
                     static_cast<double>(after.usec(c) - before.usec(c)) / n);
     }
+    // The server's CPU outside the requests' own time: reading, parsing and answering requests,
+    // blocking and waking clients, the event loop and the server's timers.
+    std::printf("server_us_outside_requests_per_acq %.2f\n",
+                1e6 * cpu_s / n - static_cast<double>(request_usec) / n);
+    // Every command, the ones that scripts call included (a script's own time contains theirs).
+    print_split("split", "acq", stats_between(before, after), n);
 }
 
 // ---- run: the devices, one thread each ----
@@ -500,6 +559,7 @@ double cpu_of(const rusage& u) {
 struct Uncontended {
     double us_per_cycle = 0;
     double cpu_us_per_cycle = 0;
+    CommandStats stats;  // every command's calls and own time over the cycles
 };
 
 Uncontended uncontended(const Run& r) {
@@ -526,6 +586,7 @@ Uncontended uncontended(const Run& r) {
     Uncontended u;
     u.us_per_cycle = static_cast<double>(t1 - t0) / 1e3 / kBaselineCycles;
     u.cpu_us_per_cycle = 1e6 * (a.cpu_s() - b.cpu_s()) / kBaselineCycles;
+    u.stats = stats_between(b, a);
     return u;
 }
 
@@ -617,13 +678,29 @@ int run_mode(int argc, char** argv) {
     std::printf("uncontended_server_cpu_us_per_cycle_before %.2f\n", first.cpu_us_per_cycle);
     std::printf("uncontended_server_cpu_us_per_cycle_after %.2f\n", second.cpu_us_per_cycle);
     std::printf("uncontended_server_cpu_us_per_cycle %.2f\n", baseline_cpu_us);
+    // The uncontended cycles' split by command, both baselines together, and the CPU outside the
+    // requests' own time. The requests: the commands the client sends (the plain lock's SET, PTTL
+    // and EVALSHA; the others' EVALSHA and BLPOP), not the SETs and PTTLs their scripts call.
+    const std::vector<std::string> requests =
+        r.kind == Kind::lock ? std::vector<std::string>{"set", "pttl", "evalsha", "eval"}
+                             : std::vector<std::string>{"evalsha", "eval", "blpop"};
+    CommandStats unc = first.stats;
+    for (const auto& [name, cu] : second.stats) {
+        unc[name].first += cu.first;
+        unc[name].second += cu.second;
+    }
+    print_split("unc", "cycle", unc, 2.0 * kBaselineCycles);
+    long unc_request_usec = 0;
+    for (const std::string& c : requests) {
+        const auto it = unc.find(c);
+        if (it != unc.end()) unc_request_usec += it->second.second;
+    }
+    std::printf("uncontended_outside_requests_us_per_cycle %.2f\n",
+                baseline_cpu_us - static_cast<double>(unc_request_usec) / (2.0 * kBaselineCycles));
 
     std::vector<Hold> holds;
     for (const auto& d : devs)
         holds.insert(holds.end(), d->holds.begin(), d->holds.end());
-    const std::vector<std::string> requests =
-        r.kind == Kind::lock ? std::vector<std::string>{"set", "pttl", "evalsha", "eval"}
-                             : std::vector<std::string>{"evalsha", "eval", "blpop"};
     print_figures(holds, devices, r.keys, seconds, static_cast<long>(r.limit), connected, after,
                   requests);
     const auto n = static_cast<double>(holds.size());
@@ -720,6 +797,27 @@ int records_mode(int argc, char** argv) {
         }
     }
     print_figures(holds, devices, keys, seconds, limit, before, after, commands);
+    // FILE.empty.PORT, when given: the servers before the driver opened its connections, for
+    // the connections and the server memory that each device costs.
+    Snapshot empty;
+    for (const std::uint16_t p : ports) {
+        const std::string path = file + ".empty." + std::to_string(p);
+        if (std::ifstream(path)) empty.infos.push_back(read_file(path));
+    }
+    if (empty.infos.size() == ports.size()) {
+        const auto per = [devices](double v) { return v / static_cast<double>(devices); };
+        std::printf("server_connections_per_device %.2f\n",
+                    per(before.clients() - empty.clients()));
+        std::printf("server_connections_per_device_at_end %.2f\n",
+                    per(after.clients() - empty.clients()));
+        std::printf("server_memory_bytes_per_device %.0f\n", per(before.memory() - empty.memory()));
+        std::printf("servers %zu\n", ports.size());
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            std::printf("server%zu_connections %.0f\n", i,
+                        info_field(before.infos[i], "connected_clients") -
+                            info_field(empty.infos[i], "connected_clients"));
+        }
+    }
     for (const std::string& p : passed)
         std::printf("%s\n", p.c_str());
     return 0;

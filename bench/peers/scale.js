@@ -2,20 +2,27 @@
 // The scale mode's driver for the peer libraries (run by bench/run.sh --scale, Node.js 20, the
 // packages of bench/peers/package-lock.json found through NODE_PATH).
 //
-//   node scale.js PEER PORT DEVICES KEYS HOLD_MS SECONDS OUT_FILE SCALE_BIN [LIMIT]
+//   node scale.js PEER single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS OUT_FILE SCALE_BIN [LIMIT]
 //
-// DEVICES async contenders in this one process, each with its own ioredis connection to PORT (the
-// pub/sub imitation: a second, subscribed one), device d on key d % KEYS ("scale:k:<n>"); each
+// DEVICES async contenders in this one process, device d on key d % KEYS ("scale:k:<n>"); each
 // acquires, holds HOLD_MS, releases and tries again at once, for SECONDS: the loop of
-// resplock_scale's devices. PEER, each with the setting the link mode calls tuned:
+// resplock_scale's devices. single: PORTS is one port and each device has its own ioredis
+// connection to it (the pub/sub imitation: a second, subscribed one). cluster: PORTS are the
+// masters of a Redis Cluster (comma-separated) and each device has its own ioredis Cluster
+// client, which opens a connection to a master when it first sends it a command (the device
+// sends one to its key before the start, so that it waits with its key's master connected) and
+// one to a node for its subscriptions (the pub/sub imitation); the connections each device
+// holds are counted from the servers' INFO. PEER, each with the setting the link mode calls tuned:
 //   redlock5   redlock 5.0.0-beta.2, retryDelay 10 ms, retryJitter 5 ms
 //   mutex      redis-semaphore's Mutex, retryInterval 2 ms
 //   pubsub     the pub/sub imitation of driver.js (a script that sets the key or returns its PTTL;
-//              waiters subscribed to the key's channel; the release script PUBLISHes)
+//              waiters subscribed to the key's channel; the release script PUBLISHes; the
+//              channel is an argument of the script, not a key, so that a cluster takes it)
 //   semaphore  redis-semaphore's Semaphore with LIMIT places (default 10), retryInterval 2 ms
-// Once every connection is open, and again when every contender has stopped, it runs
-// `SCALE_BIN snapshot PORT OUT_FILE.before` (and `.after`): the servers' INFO, from which
-// `resplock_scale records` takes the request counts and CPU of the run. OUT_FILE gets
+// Before it opens any connection, once every connection is open, and again when every contender
+// has stopped, it runs `SCALE_BIN snapshot PORTS OUT_FILE.empty` (`.before`, `.after`): the
+// servers' INFO, from which `resplock_scale records` takes the connections and memory per
+// device, and the request counts and CPU of the run. OUT_FILE gets
 // `hold DEVICE ACQUIRED_NS RELEASE_NS` per acquisition (process.hrtime.bigint(), CLOCK_MONOTONIC;
 // ACQUIRED_NS once the acquiring call resolved, RELEASE_NS just before the release call) and
 // `figure NAME VALUE` lines: gave_up (acquiring calls that gave up: redlock's retries spent,
@@ -26,15 +33,18 @@ const Redis = require('ioredis');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 
-const [peer, portText, devicesText, keysText, holdText, secondsText, outFile, scaleBin, limitText] =
+const [peer, topology, portsText, devicesText, keysText, holdText, secondsText, outFile, scaleBin] =
   process.argv.slice(2);
-if (!scaleBin) {
+const limitText = process.argv[11];
+if (!scaleBin || (topology !== 'single' && topology !== 'cluster')) {
   console.error(
-    'usage: node scale.js PEER PORT DEVICES KEYS HOLD_MS SECONDS OUT_FILE SCALE_BIN [LIMIT]',
+    'usage: node scale.js PEER single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS OUT_FILE' +
+      ' SCALE_BIN [LIMIT]',
   );
   process.exit(64);
 }
-const port = Number(portText);
+const cluster = topology === 'cluster';
+const ports = portsText.split(',').map(Number);
 const devices = Number(devicesText);
 const keys = Number(keysText);
 const holdMs = Number(holdText);
@@ -47,7 +57,12 @@ const now = () => process.hrtime.bigint();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function connect() {
-  const conn = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
+  const conn = cluster
+    ? new Redis.Cluster(
+        ports.map((p) => ({ host: '127.0.0.1', port: p })),
+        { lazyConnect: true, redisOptions: { maxRetriesPerRequest: 1 } },
+      )
+    : new Redis({ host: '127.0.0.1', port: ports[0], lazyConnect: true, maxRetriesPerRequest: 1 });
   conn.on('error', () => {});
   return conn.connect().then(() => conn);
 }
@@ -98,10 +113,10 @@ function makeLocker(d, conn, sub) {
             return redis.call('pttl', KEYS[1])`,
     });
     conn.defineCommand('pubsubRelease', {
-      numberOfKeys: 2,
+      numberOfKeys: 1,
       lua: `if redis.call('get', KEYS[1]) == ARGV[1] then
               redis.call('del', KEYS[1])
-              redis.call('publish', KEYS[2], 'released')
+              redis.call('publish', ARGV[2], 'released')
               return 1
             end
             return 0`,
@@ -132,7 +147,7 @@ function makeLocker(d, conn, sub) {
         }
       },
       release: async (t) => {
-        if (Number(await conn.pubsubRelease(key, channel, t)) !== 1) {
+        if (Number(await conn.pubsubRelease(key, t, channel)) !== 1) {
           throw new Error('the release found another owner');
         }
       },
@@ -143,6 +158,7 @@ function makeLocker(d, conn, sub) {
 }
 
 async function main() {
+  execFileSync(scaleBin, ['snapshot', portsText, `${outFile}.empty`]);
   const rss0 = process.memoryUsage().rss;
   const conns = new Array(devices);
   const subs = new Array(devices);
@@ -150,12 +166,20 @@ async function main() {
   for (let first = 0; first < devices; first += 100) {
     const opened = [];
     for (let d = first; d < Math.min(devices, first + 100); d++) {
-      opened.push(connect().then((c) => (conns[d] = c)));
-      if (peer === 'pubsub') opened.push(connect().then((c) => (subs[d] = c)));
+      // A device's first command, to its key's master: the connection it will use (a Cluster
+      // client connects to a master when it first sends it a command).
+      opened.push(
+        connect()
+          .then((c) => (cluster ? c.pttl(keyOf(d)).then(() => c) : c))
+          .then((c) => (conns[d] = c)),
+      );
+      // The imitation's subscriptions: a second connection on one server; a Cluster client
+      // keeps a subscriber connection of its own, so there it subscribes on the same client.
+      if (peer === 'pubsub' && !cluster) opened.push(connect().then((c) => (subs[d] = c)));
     }
     await Promise.all(opened);
   }
-  const lockers = conns.map((c, d) => makeLocker(d, c, subs[d]));
+  const lockers = conns.map((c, d) => makeLocker(d, c, cluster ? c : subs[d]));
   await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
   const rss1 = process.memoryUsage().rss;
 
@@ -163,7 +187,7 @@ async function main() {
   const holders = new Array(keys).fill(0);
   let liveMax = 0;
   let gaveUp = 0;
-  execFileSync(scaleBin, ['snapshot', String(port), `${outFile}.before`]);
+  execFileSync(scaleBin, ['snapshot', portsText, `${outFile}.before`]);
   const cpu0 = process.cpuUsage();
   const startNs = now() + 100000000n;
   const endNs = startNs + BigInt(seconds) * 1000000000n;
@@ -195,7 +219,7 @@ async function main() {
   await Promise.all(lockers.map((_, d) => device(d)));
   const cpu = process.cpuUsage(cpu0);
   const ranS = Number(now() - startNs) / 1e9;
-  execFileSync(scaleBin, ['snapshot', String(port), `${outFile}.after`]);
+  execFileSync(scaleBin, ['snapshot', portsText, `${outFile}.after`]);
   for (const c of conns.concat(subs)) if (c) c.disconnect();
   const text = records.concat([
     `figure gave_up ${gaveUp}`,

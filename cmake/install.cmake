@@ -49,6 +49,11 @@ if(IS_ABSOLUTE "${CMAKE_INSTALL_INCLUDEDIR}")
 else()
     set(RESPLOCK_PC_INCLUDEDIR "\${prefix}/${CMAKE_INSTALL_INCLUDEDIR}")
 endif()
+# A coverage build's objects call gcov's run-time (cmake/coverage.cmake): its programs link it.
+set(RESPLOCK_PC_COVERAGE "")
+if(RESPLOCK_COVERAGE)
+    set(RESPLOCK_PC_COVERAGE " --coverage")
+endif()
 configure_file(${CMAKE_CURRENT_LIST_DIR}/resplock.pc.in ${PROJECT_BINARY_DIR}/pkgconfig/resplock.pc
                @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/resplock.pc DESTINATION ${RESPLOCK_PKGCONFIG_DIR})

@@ -6,9 +6,9 @@
 #   scripts/install-deps.sh --optional GROUP...   says so and exits 0 instead
 # Groups:
 #   demo     compiler, build tools and Redis: the tool and a throwaway server
-#   test     everything the host test suite, the sanitizer, valgrind and lint stages use (groff
-#            and man for the man page, zsh for its completion, systemd for systemd-analyze
-#            verify, dpkg-dev and lintian for the .deb)
+#   test     everything the host test suite, the coverage gate (gcovr), the sanitizer, valgrind
+#            and lint stages use (groff and man for the man page, zsh for its completion, systemd
+#            for systemd-analyze verify, dpkg-dev and lintian for the .deb)
 #   fuzz     libFuzzer's runtime for the installed clang
 #   targets  the Cortex-M and 32-bit ARM Linux toolchains and their emulators, musl-tools (the
 #            static tool, scripts/static.sh) and dpkg-dev (apt-get source: the board firmware's
@@ -28,7 +28,7 @@ for group in "$@"; do
     test)
         packages+=(g++ clang cmake make pkg-config python3 redis-server redis-tools openssl
             liblwip-dev libmbedtls-dev clang-tidy clang-format cppcheck valgrind util-linux
-            groff-base man-db zsh systemd dpkg-dev lintian)
+            groff-base man-db zsh systemd dpkg-dev lintian gcovr)
         ;;
     fuzz)
         major=$(clang --version 2>/dev/null | sed -n 's/.*clang version \([0-9][0-9]*\)\..*/\1/p' |

@@ -254,11 +254,98 @@ static void over_posix(const char* port_text) {
     resplock_conn_deinit(&conn_b);
 }
 
+/* Every call refuses what its header says it refuses, and touches nothing else: a NULL handle,
+ * each NULL member of the port and the configuration, a buffer too small, an empty or too long
+ * key, a NULL result pointer. */
+static void refused_arguments(void) {
+    static char buf[C_BUF(512)];
+    static resplock_conn_t conn;
+    static resplock_lock_t lock;
+    static char long_key[RESPLOCK_MAX_KEY_LEN + 1];
+    resplock_mock_t* m = resplock_mock_reset();
+    resplock_port_t port;
+    resplock_port_t broken;
+    resplock_conn_config_t cfg;
+    resplock_lock_info_t info;
+    size_t len = 99;
+    int i;
+
+    printf("refused arguments\n");
+    CHECK(resplock_mock_port_init(m, NULL, &port) == RESPLOCK_STATUS_ok);
+    resplock_conn_config_init(&cfg);
+    resplock_conn_config_init(NULL); /* nothing to fill in */
+    CHECK_STATUS(resplock_conn_init(NULL, &port, &cfg, buf, sizeof buf),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_conn_init(&conn, NULL, &cfg, buf, sizeof buf),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_conn_init(&conn, &port, NULL, buf, sizeof buf),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, NULL, sizeof buf),
+                 RESPLOCK_STATUS_invalid_argument);
+    cfg.host = NULL;
+    CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf),
+                 RESPLOCK_STATUS_invalid_argument);
+    resplock_conn_config_init(&cfg);
+    /* Each of the port's required functions missing in turn (random is optional here). */
+    for (i = 0; i < 6; ++i) {
+        broken = port;
+        switch (i) {
+            case 0:
+                broken.connect = NULL;
+                break;
+            case 1:
+                broken.send = NULL;
+                break;
+            case 2:
+                broken.recv = NULL;
+                break;
+            case 3:
+                broken.close = NULL;
+                break;
+            case 4:
+                broken.now_ms = NULL;
+                break;
+            default:
+                broken.sleep_ms = NULL;
+                break;
+        }
+        CHECK_STATUS(resplock_conn_init(&conn, &broken, &cfg, buf, sizeof buf),
+                     RESPLOCK_STATUS_invalid_argument);
+    }
+    CHECK_STATUS(resplock_conn_connect(NULL), RESPLOCK_STATUS_invalid_argument);
+    resplock_conn_deinit(NULL);
+
+    CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
+    memset(long_key, 'k', sizeof long_key);
+    CHECK_STATUS(resplock_lock_init(NULL, &conn, "job", 3), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, NULL, "job", 3), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, NULL, 3), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, "job", 0), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, long_key, sizeof long_key),
+                 RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_init(&lock, &conn, long_key, sizeof long_key - 1),
+                 RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_lock_try_acquire(NULL, 3000, 100), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_extend(NULL, 3000), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_release(NULL), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_query(NULL, &info), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_query(&lock, NULL), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_adopt(NULL, TOKEN0, 32), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_lock_adopt(&lock, NULL, 32), RESPLOCK_STATUS_invalid_argument);
+    CHECK(resplock_lock_remaining_ms(NULL) == 0);
+    CHECK(resplock_lock_token(NULL, &len) == NULL && len == 0);
+    CHECK(resplock_lock_token(&lock, NULL) == NULL); /* no token yet; len is optional */
+    /* None of it reached the port. */
+    CHECK(resplock_mock_done(m));
+    resplock_conn_deinit(&conn);
+}
+
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "mock";
     if (strcmp(mode, "mock") == 0) {
         over_mock();
         observed_over_mock();
+        refused_arguments();
     } else if (strcmp(mode, "posix") == 0) {
         const char* port = getenv("REDIS_PORT");
         if (port == NULL) {

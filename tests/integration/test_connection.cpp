@@ -246,6 +246,34 @@ TEST(port_send_after_peer_reset_is_closed_without_sigpipe) {
     port.close(port.ctx);
 }
 
+TEST(port_send_to_a_peer_that_stops_reading_waits_out_its_timeout) {
+    // A peer that accepts and never reads: the socket's buffers fill, then a send with timeout 0
+    // returns 0 at once, and one with a timeout waits for room until then and returns 0 (nothing
+    // sent yet), never blocking past it.
+    support::SilentListener silent;
+    REQUIRE(silent.port() != 0);
+    resplock_posix_t ctx{};
+    const resplock_port_t port = support::posix_port(ctx);
+    REQUIRE_EQ(port.connect(port.ctx, "127.0.0.1", silent.port(), 1000), RESPLOCK_PORT_OK);
+    static const std::uint8_t chunk[1 << 16] = {};
+    std::size_t sent = 0;
+    std::int32_t r = 1;
+    for (int i = 0; i < 10000 && r > 0; ++i) {
+        r = port.send(port.ctx, chunk, sizeof chunk, 0);
+        if (r > 0) sent += static_cast<std::size_t>(r);
+    }
+    CHECK_EQ(r, 0);
+    CHECK(sent > sizeof chunk);
+    std::printf("    %zu bytes sent before the buffers were full\n", sent);
+    const auto start = Clock::now();
+    CHECK_EQ(port.send(port.ctx, chunk, sizeof chunk, 200), 0);
+    const long waited = elapsed_ms(start);
+    CHECK(waited >= 195);
+    CHECK(waited < 200 + 200);
+    port.close(port.ctx);
+    CHECK_EQ(ctx.fd, -1);
+}
+
 TEST(port_connect_outcomes) {
     resplock_posix_t ctx{};
     const resplock_port_t port = support::posix_port(ctx);

@@ -61,9 +61,9 @@ constexpr std::uint32_t quotient_255(std::uint32_t x) noexcept {
 inline __attribute__((always_inline)) std::size_t format_decimal_by_subtraction(
     std::uint32_t value, char* out, std::size_t capacity) noexcept {
     std::size_t n = 1;
-    std::uint32_t power = 1;  // 10^(n - 1)
-    for (; n < 10 && value >= power * 10; ++n)
-        power *= 10;
+    std::uint32_t power = 1;  // 10^(n - 1); next is 10^n, which wraps only once n is 10
+    for (std::uint32_t next = 10; n != 10 && value >= next; next *= 10, ++n)
+        power = next;
     if (n > capacity) return 0;
     for (std::size_t i = 0; i != n; ++i) {
         unsigned digit = '0';  // a word: a char would be truncated after each step

@@ -65,7 +65,12 @@ inline __attribute__((always_inline)) Status retry(const Connection& conn, std::
         std::uint32_t wait = backoff;
         std::uint8_t r = 0;
         if (port.random != nullptr && port.random(port.ctx, &r, 1) == 0) {
+#if defined(__ARM_ARCH_6M__) && RESPLOCK_RETRY_MIN_MS <= 512 && RESPLOCK_RETRY_MAX_MS <= 512
+            // The backoff is at most 512 ms: backoff / 2 * r is at most 256 * 255, below 65535.
+            wait = backoff / 2 + quotient_255_below_65535(backoff / 2 * r);
+#else
             wait = backoff / 2 + quotient_255(backoff / 2 * r);
+#endif
         }
         backoff = backoff >= RESPLOCK_RETRY_MAX_MS / 2 ? RESPLOCK_RETRY_MAX_MS : backoff * 2;
         if (s == Status::busy) {

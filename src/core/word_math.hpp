@@ -11,23 +11,19 @@
 
 namespace resplock::detail {
 
-// value * 10 + digit, wrapping as a uint64_t would: value * 8 + value * 2 + digit, word by
-// word (shifts of the whole value, or a multiplication, are a library call on ARMv6-M).
-constexpr std::uint64_t times_10_plus_by_words(std::uint64_t value, std::uint32_t digit) noexcept {
-    const auto lo = static_cast<std::uint32_t>(value);
-    const auto hi = static_cast<std::uint32_t>(value >> 32);
-    std::uint32_t high = ((hi << 3) | (lo >> 29)) + ((hi << 1) | (lo >> 31));
-    const std::uint32_t twice = lo << 1;
-    std::uint32_t low = (lo << 3) + twice;
-    high += low < twice ? 1U : 0U;
-    low += digit;
-    high += low < digit ? 1U : 0U;
-    return (std::uint64_t{high} << 32) | low;
+// value * 10 + digit, wrapping as a uint64_t would: ((2 value) 2 + value) 2 + digit, each step a
+// 64-bit addition (two instructions on ARMv6-M). The empty asm hides the first doubling from the
+// compiler, which would otherwise fold the additions back into a product (a library call there).
+inline std::uint64_t times_10_plus_by_doubling(std::uint64_t value, std::uint32_t digit) noexcept {
+    std::uint64_t twice = value + value;
+    __asm__("" : "+r"(twice));
+    const std::uint64_t five_times = twice + twice + value;
+    return five_times + five_times + digit;
 }
 
-constexpr std::uint64_t times_10_plus(std::uint64_t value, std::uint32_t digit) noexcept {
+inline std::uint64_t times_10_plus(std::uint64_t value, std::uint32_t digit) noexcept {
 #if defined(__ARM_ARCH_6M__)
-    return times_10_plus_by_words(value, digit);
+    return times_10_plus_by_doubling(value, digit);
 #else
     return value * 10 + digit;
 #endif
@@ -45,6 +41,12 @@ constexpr std::uint32_t quotient_255_by_steps(std::uint32_t x) noexcept {
     return x == 255U ? q + 1 : q;
 }
 
+// x / 255 for x below 65535 by shifts and additions: (x + 1 + x / 256) / 256, equal to x / 255
+// for each such x (proof.encode checks every one; 65535 is the first x where it is not).
+constexpr std::uint32_t quotient_255_below_65535(std::uint32_t x) noexcept {
+    return (x + 1 + (x >> 8)) >> 8;
+}
+
 constexpr std::uint32_t quotient_255(std::uint32_t x) noexcept {
 #if defined(__ARM_ARCH_6M__)
     return quotient_255_by_steps(x);
@@ -59,15 +61,15 @@ constexpr std::uint32_t quotient_255(std::uint32_t x) noexcept {
 inline __attribute__((always_inline)) std::size_t format_decimal_by_subtraction(
     std::uint32_t value, char* out, std::size_t capacity) noexcept {
     std::size_t n = 1;
-    std::uint32_t power = 1;  // 10^(n - 1)
-    for (; n < 10 && value >= power * 10; ++n)
-        power *= 10;
+    std::uint32_t power = 1;  // 10^(n - 1); next is 10^n, which wraps only once n is 10
+    for (std::uint32_t next = 10; n != 10 && value >= next; next *= 10, ++n)
+        power = next;
     if (n > capacity) return 0;
     for (std::size_t i = 0; i != n; ++i) {
-        char digit = '0';
+        unsigned digit = '0';  // a word: a char would be truncated after each step
         for (; value >= power; value -= power)
             ++digit;
-        out[i] = digit;
+        out[i] = static_cast<char>(digit);
         power = (power >> 1) * 0xcccccccdU;  // 1 becomes 0 after the last digit
     }
     return n;

@@ -16,8 +16,8 @@
 //     and of 2^31 and 2^32 - 1, into every capacity 0..11; the same bytes from the ARMv6-M
 //     spelling, detail::format_decimal_by_subtraction.
 //   word_math_matches_the_plain_arithmetic: the ARMv6-M spellings of core/word_math.hpp
-//     (x / 255 by steps, value * 10 + digit word by word) against the plain expressions, for
-//     the inputs its test lists.
+//     (x / 255 by steps and, below 65535, by shifts; value * 10 + digit by 64-bit doublings)
+//     against the plain expressions, for the inputs its test lists.
 //   token_hex_spellings_match: core/token.hpp's two spellings of a token's hex digits (one digit
 //     per step, for -Os; two bytes per step) against snprintf's "%02x", for every byte value at
 //     every position of the token, the other bytes each a different value.
@@ -387,7 +387,16 @@ TEST(word_math_matches_the_plain_arithmetic) {
         for (std::uint64_t x = centre < 300 ? 0 : centre - 300; x <= centre + 300; ++x)
             if (x <= 0xffffffffU && !quotient(x)) return;
     }
-    // times_10_plus_by_words, every digit 0..9: the low word within 300 of each place where its
+    // quotient_255_below_65535 (the retry jitter's on ARMv6-M): every x below 65535.
+    for (std::uint32_t x = 0; x < 65535U; ++x) {
+        ++cases;
+        if (detail::quotient_255_below_65535(x) != x / 255U) {
+            CHECK_EQ(detail::quotient_255_below_65535(x), x / 255U);
+            std::printf("      x %u\n", x);
+            return;
+        }
+    }
+    // times_10_plus_by_doubling, every digit 0..9: the low word within 300 of each place where its
     // product by 10 carries into the high word (k * 2^32 / 10, k = 0..10) and of 2^31, each with
     // a high word of 0, 1, 2^31 / 10, 0x19999999, 2^31 and 2^32 - 1; and every value within 300
     // of 2^k (k = 0..63) and below 2^64.
@@ -407,8 +416,8 @@ TEST(word_math_matches_the_plain_arithmetic) {
     for (const std::uint64_t value : values) {
         for (std::uint32_t digit = 0; digit <= 9; ++digit) {
             ++cases;
-            if (detail::times_10_plus_by_words(value, digit) != value * 10 + digit) {
-                CHECK_EQ(detail::times_10_plus_by_words(value, digit), value * 10 + digit);
+            if (detail::times_10_plus_by_doubling(value, digit) != value * 10 + digit) {
+                CHECK_EQ(detail::times_10_plus_by_doubling(value, digit), value * 10 + digit);
                 std::printf("      value %llu, digit %u\n", static_cast<unsigned long long>(value),
                             digit);
                 return;
@@ -416,7 +425,8 @@ TEST(word_math_matches_the_plain_arithmetic) {
         }
     }
     proof::report("encode.word_math",
-                  "x / 255: every x below 2^22 and within 300 of each multiple of 2^20; "
+                  "x / 255: every x below 2^22 and within 300 of each multiple of 2^20, and by "
+                  "the short form every x below 65535; "
                   "value * 10 + digit: around each carry of the low word and each 2^k",
                   cases, timer);
 }

@@ -17,14 +17,15 @@ namespace detail {
 
 // x / 100 by shifts and subtractions (a restoring division; the quotient is below 2^26). A core
 // with neither a divide instruction nor a 64-bit product (ARMv6-M: Cortex-M0, M0+, M1) would
-// link a library routine for the division, several times the size of this loop.
+// link a library routine for the division, several times the size of this loop. The quotient
+// takes one bit per step, from 100 * 2^25 down to 100 itself.
 constexpr std::uint32_t hundredth(std::uint32_t x) noexcept {
     std::uint32_t q = 0;
-    for (std::uint32_t bit = std::uint32_t{1} << 25, step = std::uint32_t{100} << 25; bit != 0;
-         bit >>= 1, step >>= 1) {
+    for (std::uint32_t step = std::uint32_t{100} << 25; step >= 100; step >>= 1) {
+        q <<= 1;
         if (x >= step) {
             x -= step;
-            q |= bit;
+            ++q;
         }
     }
     return q;

@@ -650,6 +650,15 @@ TEST(retry_backs_off_exponentially_with_jitter_up_to_the_maximum) {
     const std::uint32_t high[] = {10, 20, 40, 80, 160, 250, 250};
     for (std::size_t i = 0; i < 7; ++i)
         CHECK_EQ(h.pauses[i], high[i]);
+    // random 128: backoff/2 + (backoff/2 * 128) / 255 (the quotient's ARMv6-M spelling too).
+    MockPort mid_mock;
+    mid_mock.random_next = 128;
+    mid_mock.random_step = 0;
+    Attempts m{mid_mock, busy, 1};
+    CHECK_EQ(m.run(1000, false), Status::busy);
+    const std::uint32_t mid[] = {7, 15, 30, 60, 120, 187, 187};
+    for (std::size_t i = 0; i < 7; ++i)
+        CHECK_EQ(m.pauses[i], mid[i]);
     // No random source: the whole backoff too.
     MockPort none;
     none.random_fails = true;

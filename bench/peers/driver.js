@@ -6,7 +6,7 @@
 //   node driver.js PEER SETTING PORT CLIENTS HOLD_MS SECONDS OUT_FILE
 //
 // PEER: redlock5 (redlock 5.0.0-beta.2), redlock4 (redlock 4.2.0), mutex (redis-semaphore's
-// Mutex), pubsub (our imitation of a Redisson-style pub/sub wake, see below). SETTING: defaults
+// Mutex), pubsub (our imitation of a Redisson-style pub/sub wake, lockers.js). SETTING: defaults
 // (the library's own) or tuned (redlock retryDelay 10 ms, retryJitter 5 ms; Mutex retryInterval
 // 2 ms; the imitation has one setting, named imitation). CLIENTS async clients in this one process, each with its
 // own ioredis connection to PORT (the delay proxy), contend for one key for SECONDS, each holding
@@ -23,16 +23,9 @@
 // calls that gave up (redlock's retries spent, Mutex's acquireTimeout); the client then calls
 // again at once, as a user who must get the lock would.
 //
-// The pub/sub imitation (written here; it is not Redisson and shares no code with it): the
-// acquire script sets the key (NX PX) or returns its PTTL; a waiter, subscribed to the key's
-// channel on a second connection from the start (Redisson subscribes when it starts waiting and
-// unsubscribes when done: the imitation sends fewer requests), waits for a message published
-// after its attempt was sent, or for the TTL, then tries again; the release script deletes the
-// key if it holds the owner's token and PUBLISHes on the channel. Every subscriber is woken by a
-// release; one wins. It lives here, next to the peers, rather than beside resplock's modes:
-// it needs a second, subscribed connection per client and an event-driven wait, which ioredis
-// gives as is, and it then runs on the same client runtime as the peers it stands beside.
+// The peers' acquire and release, the pub/sub imitation's included, are in lockers.js.
 const Redis = require('ioredis');
+const { makeLocker } = require('./lockers');
 
 const [peer, setting, portText, clientsText, holdText, secondsText, outFile] =
   process.argv.slice(2);
@@ -55,107 +48,6 @@ if (!(peer === 'pubsub' ? ['imitation'] : ['defaults', 'tuned']).includes(settin
 const now = () => process.hrtime.bigint();
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-// One contender's acquire and release for PEER, over its connection(s).
-function makeLocker(conn, sub) {
-  if (peer === 'redlock5') {
-    const { default: Redlock, ExecutionError } = require('redlock');
-    const redlock = new Redlock([conn], tuned ? { retryDelay: 10, retryJitter: 5 } : {});
-    redlock.on('error', () => {}); // a vote against is reported here too: not an error
-    return {
-      acquire: async () => {
-        try {
-          return await redlock.acquire([key], ttlMs);
-        } catch (e) {
-          if (e instanceof ExecutionError) return null;
-          throw e;
-        }
-      },
-      release: (lock) => lock.release(),
-    };
-  }
-  if (peer === 'redlock4') {
-    const Redlock = require('redlock4');
-    const redlock = new Redlock([conn], tuned ? { retryDelay: 10, retryJitter: 5 } : {});
-    return {
-      acquire: async () => {
-        try {
-          return await redlock.lock(key, ttlMs);
-        } catch (e) {
-          if (e instanceof Redlock.LockError) return null;
-          throw e;
-        }
-      },
-      release: (lock) => lock.unlock(),
-    };
-  }
-  if (peer === 'mutex') {
-    const { Mutex, TimeoutError } = require('redis-semaphore');
-    return {
-      acquire: async () => {
-        const m = new Mutex(conn, key, tuned ? { retryInterval: 2 } : {});
-        try {
-          await m.acquire();
-          return m;
-        } catch (e) {
-          if (e instanceof TimeoutError) return null;
-          throw e;
-        }
-      },
-      release: (m) => m.release(),
-    };
-  }
-  if (peer === 'pubsub') {
-    const channel = `${key}:released`;
-    conn.defineCommand('pubsubAcquire', {
-      numberOfKeys: 1,
-      lua: `if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
-            return redis.call('pttl', KEYS[1])`,
-    });
-    conn.defineCommand('pubsubRelease', {
-      numberOfKeys: 2,
-      lua: `if redis.call('get', KEYS[1]) == ARGV[1] then
-              redis.call('del', KEYS[1])
-              redis.call('publish', KEYS[2], 'released')
-              return 1
-            end
-            return 0`,
-    });
-    let messages = 0;
-    let wake = null;
-    sub.on('message', () => {
-      messages += 1;
-      if (wake) wake();
-    });
-    const token = `${process.pid}:${Math.random().toString(16).slice(2)}`;
-    return {
-      subscribe: () => sub.subscribe(channel),
-      acquire: async () => {
-        for (;;) {
-          const seen = messages;
-          const ttl = Number(await conn.pubsubAcquire(key, token, ttlMs));
-          if (ttl === -1) return token;
-          if (messages !== seen) continue; // released while the attempt was on its way
-          await new Promise((resolve) => {
-            const timer = setTimeout(resolve, ttl > 0 ? ttl : 1);
-            wake = () => {
-              clearTimeout(timer);
-              wake = null;
-              resolve();
-            };
-          });
-        }
-      },
-      release: async (t) => {
-        if (Number(await conn.pubsubRelease(key, channel, t)) !== 1) {
-          throw new Error('the release found another owner');
-        }
-      },
-    };
-  }
-  console.error(`driver.js: unknown peer ${peer}`);
-  process.exit(64);
-}
-
 function connect() {
   const conn = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 1 });
   conn.on('error', () => {});
@@ -171,7 +63,13 @@ async function main() {
     if (peer === 'pubsub') opened.push(connect().then((c) => subs.push(c)));
   }
   await Promise.all(opened);
-  const lockers = conns.map((c, i) => makeLocker(c, subs[i]));
+  const lockers = conns.map((conn, i) =>
+    makeLocker(peer, { conn, sub: subs[i], key, ttlMs, tuned, tag: i }),
+  );
+  if (lockers[0] === null) {
+    console.error(`driver.js: unknown peer ${peer}`);
+    process.exit(64);
+  }
   await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
 
   const records = [];

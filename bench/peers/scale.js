@@ -15,9 +15,7 @@
 // holds are counted from the servers' INFO. PEER, each with the setting the link mode calls tuned:
 //   redlock5   redlock 5.0.0-beta.2, retryDelay 10 ms, retryJitter 5 ms
 //   mutex      redis-semaphore's Mutex, retryInterval 2 ms
-//   pubsub     the pub/sub imitation of driver.js (a script that sets the key or returns its PTTL;
-//              waiters subscribed to the key's channel; the release script PUBLISHes; the
-//              channel is an argument of the script, not a key, so that a cluster takes it)
+//   pubsub     the pub/sub imitation (lockers.js)
 //   semaphore  redis-semaphore's Semaphore with LIMIT places (default 10), retryInterval 2 ms
 // Before it opens any connection, once every connection is open, and again when every contender
 // has stopped, it runs `SCALE_BIN snapshot PORTS OUT_FILE.empty` (`.before`, `.after`): the
@@ -30,6 +28,7 @@
 // once, counted live), client_rss_bytes_per_device (this process's RSS growth while the
 // connections opened, per device) and client_cpu_pct (its CPU over the run).
 const Redis = require('ioredis');
+const { makeLocker } = require('./lockers');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 
@@ -67,96 +66,6 @@ function connect() {
   return conn.connect().then(() => conn);
 }
 
-// One device's acquire and release, on its connection(s).
-function makeLocker(d, conn, sub) {
-  const key = keyOf(d);
-  if (peer === 'redlock5') {
-    const { default: Redlock, ExecutionError } = require('redlock');
-    const redlock = new Redlock([conn], { retryDelay: 10, retryJitter: 5 });
-    redlock.on('error', () => {});
-    return {
-      acquire: async () => {
-        try {
-          return await redlock.acquire([key], ttlMs);
-        } catch (e) {
-          if (e instanceof ExecutionError) return null;
-          throw e;
-        }
-      },
-      release: (lock) => lock.release(),
-    };
-  }
-  if (peer === 'mutex' || peer === 'semaphore') {
-    const { Mutex, Semaphore, TimeoutError } = require('redis-semaphore');
-    return {
-      acquire: async () => {
-        const m =
-          peer === 'mutex'
-            ? new Mutex(conn, key, { retryInterval: 2 })
-            : new Semaphore(conn, key, limit, { retryInterval: 2 });
-        try {
-          await m.acquire();
-          return m;
-        } catch (e) {
-          if (e instanceof TimeoutError) return null;
-          throw e;
-        }
-      },
-      release: (m) => m.release(),
-    };
-  }
-  if (peer === 'pubsub') {
-    const channel = `${key}:released`;
-    conn.defineCommand('pubsubAcquire', {
-      numberOfKeys: 1,
-      lua: `if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
-            return redis.call('pttl', KEYS[1])`,
-    });
-    conn.defineCommand('pubsubRelease', {
-      numberOfKeys: 1,
-      lua: `if redis.call('get', KEYS[1]) == ARGV[1] then
-              redis.call('del', KEYS[1])
-              redis.call('publish', ARGV[2], 'released')
-              return 1
-            end
-            return 0`,
-    });
-    let messages = 0;
-    let wake = null;
-    sub.on('message', () => {
-      messages += 1;
-      if (wake) wake();
-    });
-    const token = `${process.pid}:${d}:${Math.random().toString(16).slice(2)}`;
-    return {
-      subscribe: () => sub.subscribe(channel),
-      acquire: async () => {
-        for (;;) {
-          const seen = messages;
-          const ttl = Number(await conn.pubsubAcquire(key, token, ttlMs));
-          if (ttl === -1) return token;
-          if (messages !== seen) continue; // released while the attempt was on its way
-          await new Promise((resolve) => {
-            const timer = setTimeout(resolve, ttl > 0 ? ttl : 1);
-            wake = () => {
-              clearTimeout(timer);
-              wake = null;
-              resolve();
-            };
-          });
-        }
-      },
-      release: async (t) => {
-        if (Number(await conn.pubsubRelease(key, t, channel)) !== 1) {
-          throw new Error('the release found another owner');
-        }
-      },
-    };
-  }
-  console.error(`scale.js: unknown peer ${peer}`);
-  process.exit(64);
-}
-
 async function main() {
   execFileSync(scaleBin, ['snapshot', portsText, `${outFile}.empty`]);
   const rss0 = process.memoryUsage().rss;
@@ -179,7 +88,21 @@ async function main() {
     }
     await Promise.all(opened);
   }
-  const lockers = conns.map((c, d) => makeLocker(d, c, cluster ? c : subs[d]));
+  const lockers = conns.map((conn, d) =>
+    makeLocker(peer, {
+      conn,
+      sub: cluster ? conn : subs[d],
+      key: keyOf(d),
+      ttlMs,
+      tuned: true,
+      limit,
+      tag: d,
+    }),
+  );
+  if (lockers.length > 0 && lockers[0] === null) {
+    console.error(`scale.js: unknown peer ${peer}`);
+    process.exit(64);
+  }
   await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
   const rss1 = process.memoryUsage().rss;
 

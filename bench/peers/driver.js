@@ -25,7 +25,7 @@
 //
 // The peers' acquire and release, the pub/sub imitation's included, are in lockers.js.
 const Redis = require('ioredis');
-const { makeLocker } = require('./lockers');
+const { makeLocker, peers } = require('./lockers');
 
 const [peer, setting, portText, clientsText, holdText, secondsText, outFile] =
   process.argv.slice(2);
@@ -40,6 +40,10 @@ const seconds = Number(secondsText);
 const ttlMs = 10000; // as resplock's hand-off runs: far beyond any hold
 const key = 'bench:peer';
 const tuned = setting === 'tuned';
+if (!peers.includes(peer) || peer === 'semaphore') {
+  console.error(`driver.js: unknown peer ${peer}`);
+  process.exit(64);
+}
 if (!(peer === 'pubsub' ? ['imitation'] : ['defaults', 'tuned']).includes(setting)) {
   console.error(`driver.js: unknown setting ${setting}`);
   process.exit(64);
@@ -66,10 +70,6 @@ async function main() {
   const lockers = conns.map((conn, i) =>
     makeLocker(peer, { conn, sub: subs[i], key, ttlMs, tuned, tag: i }),
   );
-  if (lockers[0] === null) {
-    console.error(`driver.js: unknown peer ${peer}`);
-    process.exit(64);
-  }
   await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
 
   const records = [];

@@ -8,7 +8,7 @@
 // subscriptions (the pub/sub imitation only); key: the lock's key; ttlMs: the lock's TTL;
 // tuned: the setting a careful user would pick rather than the library's defaults; limit: the
 // semaphore's places; tag: a name for the contender, part of the imitation's token. Returns
-// { acquire, release } (and subscribe, for the imitation), or null for an unknown peer.
+// { acquire, release } (and subscribe, for the imitation), or null for a peer not in `peers`.
 // acquire() resolves to what release() takes, or to null when the library gave up (redlock's
 // retries spent, redis-semaphore's acquireTimeout); the caller then calls again at once.
 //
@@ -128,4 +128,6 @@ function makeLocker(peer, { conn, sub, key, ttlMs, tuned, limit, tag }) {
   return null;
 }
 
-module.exports = { makeLocker };
+const peers = ['redlock5', 'redlock4', 'mutex', 'semaphore', 'pubsub'];
+
+module.exports = { makeLocker, peers };

@@ -28,7 +28,7 @@
 // once, counted live), client_rss_bytes_per_device (this process's RSS growth while the
 // connections opened, per device) and client_cpu_pct (its CPU over the run).
 const Redis = require('ioredis');
-const { makeLocker } = require('./lockers');
+const { makeLocker, peers } = require('./lockers');
 const { execFileSync } = require('child_process');
 const fs = require('fs');
 
@@ -40,6 +40,10 @@ if (!scaleBin || (topology !== 'single' && topology !== 'cluster')) {
     'usage: node scale.js PEER single|cluster PORTS DEVICES KEYS HOLD_MS SECONDS OUT_FILE' +
       ' SCALE_BIN [LIMIT]',
   );
+  process.exit(64);
+}
+if (!peers.includes(peer) || peer === 'redlock4') {
+  console.error(`scale.js: unknown peer ${peer}`);
   process.exit(64);
 }
 const cluster = topology === 'cluster';
@@ -99,10 +103,6 @@ async function main() {
       tag: d,
     }),
   );
-  if (lockers.length > 0 && lockers[0] === null) {
-    console.error(`scale.js: unknown peer ${peer}`);
-    process.exit(64);
-  }
   await Promise.all(lockers.filter((l) => l.subscribe).map((l) => l.subscribe()));
   const rss1 = process.memoryUsage().rss;
 

@@ -80,6 +80,7 @@
 
 // Internal (src/core, on this program's include path): the owner script, so that the bench
 // loads and calls exactly the script the library sends.
+#include "basics.hpp"
 #include "core/lua_scripts.hpp"
 #include "hold_figures.hpp"
 
@@ -87,10 +88,14 @@ namespace {
 
 using bench::command_calls;
 using bench::command_stat;
+using bench::fail;
 using bench::Hold;
 using bench::hold_figures;
 using bench::HoldFigures;
+using bench::now_ns;
+using bench::parse_long;
 using bench::percentile;
+using bench::sleep_ns;
 using resplock::Status;
 using resplock::detail::owner_script;
 
@@ -104,35 +109,9 @@ constexpr const char* kIdleFairKey = "bench:idle-fair";
 constexpr std::uint32_t kHandoffTtlMs = 10000;  // far beyond any hold: no lock ever expires
 constexpr std::uint32_t kPollSleepMs = 100;     // redis-py Lock's default `sleep`
 
-std::int64_t now_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-void sleep_ns(std::int64_t ns) {
-    if (ns <= 0) return;
-    timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
 void sleep_until_ns(std::int64_t at) {
     const std::int64_t left = at - now_ns();
     sleep_ns(left);
-}
-
-[[noreturn]] void fail(const std::string& what) {
-    std::fprintf(stderr, "resplock_bench: %s\n", what.c_str());
-    std::exit(2);
-}
-
-long parse_long(const char* text, const char* what) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < 0) fail(std::string("bad ") + what);
-    return v;
 }
 
 // Heap counter of malloc_count.so, present only when it is preloaded.

@@ -60,6 +60,7 @@
 #include <string>
 #include <vector>
 
+#include "basics.hpp"
 #include "hold_figures.hpp"
 #include "resplock/core/connection.hpp"
 #include "resplock/core/lock.hpp"
@@ -70,39 +71,17 @@
 
 namespace {
 
+using bench::fail;
 using bench::Hold;
+using bench::now_ns;
+using bench::parse_long;
+using bench::sleep_ns;
 using resplock::Status;
 
 constexpr const char* kHost = "127.0.0.1";
 constexpr std::uint32_t kTtlMs = 10000;  // far beyond any hold: no lock ever expires
 constexpr std::size_t kStackBytes = 64 * 1024;
 constexpr long kBaselineCycles = 5000;
-
-std::int64_t now_ns() {
-    timespec ts{};
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-void sleep_ns(std::int64_t ns) {
-    if (ns <= 0) return;
-    timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
-    }
-}
-
-[[noreturn]] void fail(const std::string& what) {
-    std::fprintf(stderr, "resplock_scale: %s\n", what.c_str());
-    std::exit(2);
-}
-
-long parse_long(const char* text, const char* what) {
-    char* end = nullptr;
-    errno = 0;
-    const long v = std::strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < 0) fail(std::string("bad ") + what);
-    return v;
-}
 
 std::vector<std::string> split(const std::string& text, char sep) {
     std::vector<std::string> out;

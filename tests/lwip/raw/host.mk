@@ -28,7 +28,7 @@ SUPPORT_SRC := tests/support/redis_server.cpp tests/support/process.cpp $(RAW_DI
 LWIP_OBJ := $(patsubst $(LWIP_DIR)/%.c,$(RAW_BUILD)/obj/lwip/%.o,$(LWIP_SRC))
 PORT_OBJ := $(patsubst %,$(RAW_BUILD)/obj/%.o,$(PORT_SRC))
 obj = $(patsubst %,$(RAW_BUILD)/obj/%.o,$(1))
-COMMON_OBJ := $(LWIP_OBJ) $(PORT_OBJ) $(call obj,tests/support/check_main.cpp)
+COMMON_OBJ := $(LWIP_OBJ) $(PORT_OBJ) $(call obj,tests/support/check_main.cpp $(RAW_DIR)/host_stack.cpp)
 
 .DEFAULT_GOAL := all
 all: $(RAW_BUILD)/test_lwip_raw_dns $(RAW_BUILD)/test_lwip_raw_port

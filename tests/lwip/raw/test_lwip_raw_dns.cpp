@@ -17,38 +17,21 @@
 #include <vector>
 
 #include "check.hpp"
+#include "host_stack.hpp"
 #include "lwip/dns.h"
-#include "lwip/init.h"
-#include "lwip/ip4.h"
 #include "lwip/ip_addr.h"
-#include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h"
-#include "lwip/timeouts.h"
 #include "lwip/udp.h"
 #include "resplock/ports/lwip_raw.h"
 
 namespace {
 
-std::uint32_t clock_ms = 1000;
-std::uint32_t random_state = 0x9e3779b9U;
-
-}  // namespace
-
-extern "C" u32_t sys_now(void) {
-    return clock_ms;
-}
-
-extern "C" std::uint32_t lwip_test_random32(void) {
-    std::uint32_t x = random_state;  // xorshift32
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    random_state = x;
-    return x;
-}
-
-namespace {
+using raw_test::clock_ms;
+using raw_test::listen_on;
+using raw_test::random_bytes;
+using raw_test::stack_round;
+using raw_test::stack_up;
 
 constexpr std::uint16_t redis_port = 6379;
 
@@ -145,20 +128,7 @@ class DnsServer {
 };
 
 DnsServer server;
-netif the_netif;
 std::function<void()> script;  // run at the end of each poll round
-
-err_t drop(netif*, pbuf*, const ip4_addr_t*) {
-    return ERR_OK;  // only traffic to the netif's own address (looped by lwIP) goes anywhere
-}
-
-err_t init_netif(netif* nif) {
-    nif->name[0] = 't';
-    nif->name[1] = 'd';
-    nif->output = drop;
-    nif->mtu = 1500;
-    return ERR_OK;
-}
 
 err_t on_accept(void*, tcp_pcb* pcb, err_t err) {
     return err == ERR_OK && pcb != nullptr ? ERR_OK : ERR_VAL;  // kept until the client closes
@@ -168,39 +138,18 @@ void world() {
     static bool up = false;
     if (up) return;
     up = true;
-    lwip_init();
-    ip4_addr_t ip, mask, gw;
-    IP4_ADDR(&ip, 10, 11, 0, 1);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    IP4_ADDR(&gw, 0, 0, 0, 0);
-    REQUIRE(netif_add(&the_netif, &ip, &mask, &gw, nullptr, init_netif, ip4_input) != nullptr);
-    netif_set_up(&the_netif);
-    netif_set_link_up(&the_netif);
+    stack_up();
     ip_addr_t dns;
     IP_ADDR4(&dns, 10, 11, 0, 1);
     dns_setserver(0, &dns);
     server.start();
-    tcp_pcb* listener = tcp_new();
-    REQUIRE(listener != nullptr);
-    REQUIRE_EQ(tcp_bind(listener, IP_ADDR_ANY, redis_port), ERR_OK);
-    listener = tcp_listen(listener);
-    REQUIRE(listener != nullptr);
-    tcp_accept(listener, on_accept);
+    listen_on(redis_port, on_accept);
 }
 
 // The application's poll hook: one round of its main loop.
 void poll(void*) {
-    ++clock_ms;
-    netif_poll_all();
-    sys_check_timeouts();
+    stack_round();
     if (script) script();
-}
-
-std::int32_t random_bytes(void*, std::uint8_t* buf, std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) {
-        buf[i] = static_cast<std::uint8_t>(lwip_test_random32());
-    }
-    return 0;
 }
 
 // Lets lwIP end every lookup still outstanding (it gives up after 1 + 1 + 2 + 3 s of its DNS

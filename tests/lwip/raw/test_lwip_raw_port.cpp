@@ -23,37 +23,20 @@
 
 #include "check.hpp"
 #include "host_link.hpp"
-#include "lwip/init.h"
-#include "lwip/ip4.h"
+#include "host_stack.hpp"
 #include "lwip/ip_addr.h"
-#include "lwip/netif.h"
 #include "lwip/pbuf.h"
 #include "lwip/tcp.h"
-#include "lwip/timeouts.h"
 #include "redis_server.hpp"
 #include "resplock/ports/lwip_raw.h"
 
 namespace {
 
-std::uint32_t clock_ms = 1000;
-std::uint32_t random_state = 0x2545f491U;
-
-}  // namespace
-
-extern "C" u32_t sys_now(void) {
-    return clock_ms;
-}
-
-extern "C" std::uint32_t lwip_test_random32(void) {
-    std::uint32_t x = random_state;  // xorshift32
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    random_state = x;
-    return x;
-}
-
-namespace {
+using raw_test::clock_ms;
+using raw_test::listen_on;
+using raw_test::random_bytes;
+using raw_test::stack_round;
+using raw_test::stack_up;
 
 constexpr std::uint16_t relay_port = 6379;
 constexpr std::uint16_t deaf_port = 6390;    // the peer that never reads
@@ -186,42 +169,12 @@ err_t deaf_accept(void*, tcp_pcb* pcb, err_t err) {
     return ERR_OK;
 }
 
-netif the_netif;
-
-err_t drop(netif*, pbuf*, const ip4_addr_t*) {
-    return ERR_OK;  // only traffic to the netif's own address (looped by lwIP) goes anywhere
-}
-
-err_t init_netif(netif* nif) {
-    nif->name[0] = 't';
-    nif->name[1] = 'p';
-    nif->output = drop;
-    nif->mtu = 1500;
-    return ERR_OK;
-}
-
-void listen_on(std::uint16_t port, tcp_accept_fn accept) {
-    tcp_pcb* listener = tcp_new();
-    REQUIRE(listener != nullptr);
-    REQUIRE_EQ(tcp_bind(listener, IP_ADDR_ANY, port), ERR_OK);
-    listener = tcp_listen(listener);
-    REQUIRE(listener != nullptr);
-    tcp_accept(listener, accept);
-}
-
 void world() {
     static bool up = false;
     if (up) return;
     up = true;
     REQUIRE(redis().running());
-    lwip_init();
-    ip4_addr_t ip, mask, gw;
-    IP4_ADDR(&ip, 10, 11, 0, 1);
-    IP4_ADDR(&mask, 255, 255, 255, 0);
-    IP4_ADDR(&gw, 0, 0, 0, 0);
-    REQUIRE(netif_add(&the_netif, &ip, &mask, &gw, nullptr, init_netif, ip4_input) != nullptr);
-    netif_set_up(&the_netif);
-    netif_set_link_up(&the_netif);
+    stack_up();
     listen_on(relay_port, relay_accept);
     listen_on(deaf_port, deaf_accept);
 }
@@ -231,17 +184,8 @@ unsigned polls = 0;
 // The application's poll hook: one round of its main loop.
 void poll_round(void*) {
     ++polls;
-    ++clock_ms;
-    netif_poll_all();
-    sys_check_timeouts();
+    stack_round();
     pump();
-}
-
-std::int32_t random_bytes(void*, std::uint8_t* buf, std::size_t len) {
-    for (std::size_t i = 0; i < len; ++i) {
-        buf[i] = static_cast<std::uint8_t>(lwip_test_random32());
-    }
-    return 0;
 }
 
 resplock_lwip_raw_t ctx;

@@ -83,6 +83,7 @@
 #include "basics.hpp"
 #include "core/lua_scripts.hpp"
 #include "hold_figures.hpp"
+#include "send_stamp.hpp"
 
 namespace {
 
@@ -128,34 +129,15 @@ struct HeapCounter {
 
 // ---- uncontended cycle ----
 
-// The hand-off's clock starts when the holder's release request is sent: the send() that begins
-// it, timed by a wrapper around the POSIX port's send (installed in the hand-off workers only).
-// Arm it just before release(); the first send after that stores its start time and disarms it.
-struct SendStamp {
-    std::int32_t (*send)(void*, const std::uint8_t*, std::size_t, std::uint32_t) = nullptr;
-    bool armed = false;
-    std::int64_t at_ns = 0;
-};
-SendStamp g_send_stamp;  // one connection per worker process
-
-std::int32_t stamped_send(void* ctx, const std::uint8_t* data, std::size_t len,
-                          std::uint32_t timeout_ms) {
-    if (g_send_stamp.armed) {
-        g_send_stamp.at_ns = now_ns();
-        g_send_stamp.armed = false;
-    }
-    return g_send_stamp.send(ctx, data, len, timeout_ms);
-}
-
-// One lock over the POSIX port; with stamp, its sends go through stamped_send. Its buffer holds
-// lock_options_buffer_min() bytes: the wake strategy's EVAL of the options' acquire script (462
-// bytes of script) does not fit the 512 bytes that suffice for the plain lock.
+// One lock over the POSIX port; with stamp, its sends are timed (send_stamp.hpp: the hand-off's
+// clock starts when the holder's release request is sent; the hand-off workers only). Its buffer
+// holds lock_options_buffer_min() bytes: the wake strategy's EVAL of the options' acquire script
+// (462 bytes of script) does not fit the 512 bytes that suffice for the plain lock.
 resplock_port_t posix_port(resplock_posix_t& net, bool stamp = false) {
     resplock_port_t port{};
     if (resplock_posix_port_init(&net, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
     if (stamp) {
-        g_send_stamp.send = port.send;
-        port.send = stamped_send;
+        bench::stamp_sends(port);
     }
     return port;
 }
@@ -471,13 +453,13 @@ int worker_mode(int argc, char** argv) {
         // this acquisition: nobody else acquires while it is held).
         const std::uint64_t before_release = shared->acquisitions.load();
         shared->holders.fetch_sub(1);
-        g_send_stamp.armed = true;
+        bench::stamp_armed = true;
         const Status r = fair  ? fair_me.lock.release()
                          : sem ? sem_me.sem.release()
                                : me.lock.release(options);
         if (r != Status::ok) fail("worker: release failed");
-        if (g_send_stamp.armed) fail("worker: the release sent no request");
-        holds.push_back({acquired, g_send_stamp.at_ns, 0});
+        if (bench::stamp_armed) fail("worker: the release sent no request");
+        holds.push_back({acquired, bench::stamp_at_ns, 0});
         // Rejoin only once another process has acquired after this release: otherwise the
         // releaser, already connected and awake, re-takes its place at once and the waiters never
         // get a hand-off.
@@ -791,10 +773,10 @@ int idle_rtt_mode(int argc, char** argv) {
         us.push_back(static_cast<double>(now_ns() - start) / 1000.0);
         if (fair.lock.try_acquire(kHandoffTtlMs, 0) != Status::ok) fail("idle_rtt: fair acquire");
         sleep_ns(std::int64_t{gap_us} * 1000);
-        g_send_stamp.armed = true;
+        bench::stamp_armed = true;
         if (fair.lock.release() != Status::ok) fail("idle_rtt: fair release failed");
-        if (g_send_stamp.armed) fail("idle_rtt: the release sent no request");
-        release_us.push_back(static_cast<double>(now_ns() - g_send_stamp.at_ns) / 1000.0);
+        if (bench::stamp_armed) fail("idle_rtt: the release sent no request");
+        release_us.push_back(static_cast<double>(now_ns() - bench::stamp_at_ns) / 1000.0);
     }
     std::sort(us.begin(), us.end());
     std::sort(release_us.begin(), release_us.end());

@@ -68,6 +68,7 @@
 #include "resplock/ports/posix.h"
 #include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/semaphore.hpp"
+#include "send_stamp.hpp"
 
 namespace {
 
@@ -324,20 +325,7 @@ void print_figures(const std::vector<Hold>& holds, long devices, long keys, long
 
 enum class Kind { fair, lock, sem };
 
-// The hand-off's clock starts when a holder's release request is sent: the start of the send()
-// that begins it, timed by a wrapper around the POSIX port's send. One connection per thread.
-std::int32_t (*g_posix_send)(void*, const std::uint8_t*, std::size_t, std::uint32_t) = nullptr;
-thread_local bool t_stamp_armed = false;
-thread_local std::int64_t t_stamp_ns = 0;
-
-std::int32_t stamped_send(void* ctx, const std::uint8_t* data, std::size_t len,
-                          std::uint32_t timeout_ms) {
-    if (t_stamp_armed) {
-        t_stamp_ns = now_ns();
-        t_stamp_armed = false;
-    }
-    return g_posix_send(ctx, data, len, timeout_ms);
-}
+// The hand-off's clock starts when a holder's release request is sent (send_stamp.hpp).
 
 struct Device;
 
@@ -400,8 +388,7 @@ struct Device {
     Device(Run& r, int i, const std::string& key, std::uint16_t seed_port)
         : run(&r), index(i), buf_size(buffer_size(r.kind)) {
         if (resplock_posix_port_init(&net, nullptr, &port) != RESPLOCK_STATUS_ok) std::abort();
-        g_posix_send = port.send;
-        port.send = stamped_send;
+        bench::stamp_sends(port);
         cfg.host = kHost;
         cfg.port = seed_port;
         cfg.timeout_ms = 5000;
@@ -490,14 +477,14 @@ void* device_main(void* arg) {
         }
         sleep_ns(r.hold_ns);
         r.holders[key].fetch_sub(1);
-        t_stamp_armed = true;
+        bench::stamp_armed = true;
         s = d->release();
-        if (s != Status::ok || t_stamp_armed) {
+        if (s != Status::ok || bench::stamp_armed) {
             r.set_error("device " + std::to_string(d->index) +
                         ": release: " + resplock::to_string(s));
             break;
         }
-        d->holds.push_back({acquired, t_stamp_ns, d->index});
+        d->holds.push_back({acquired, bench::stamp_at_ns, d->index});
     }
     d->conn->close();
     return nullptr;

@@ -71,46 +71,46 @@ struct resplock_sz_i64_probe {
 #define RESPLOCK_SZ_VALUE                                                                  \
     RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_ALIGN(4 + 4 + sizeof(void*), RESPLOCK_SZ_I64_ALIGN) + 8, \
                       RESPLOCK_SZ_MAX_ALIGN)
-/* resplock::resp::Parser, up to bulk_len_: values_ (a pointer), capacity_, count_, pos_, scan_
- * (size_t), bulk_len_ (int64_t). */
-#define RESPLOCK_SZ_PARSER_BULK \
-    (RESPLOCK_SZ_ALIGN(sizeof(void*) + 4 * sizeof(size_t), RESPLOCK_SZ_I64_ALIGN) + 8)
+/* resplock::resp::Parser, up to bulk_len_: state_ (an int), prefix_ (bool), values_ (a pointer),
+ * capacity_, count_, pos_, scan_ (size_t), bulk_len_ (int64_t). */
+#define RESPLOCK_SZ_PARSER_BULK                                                        \
+    (RESPLOCK_SZ_ALIGN(                                                                \
+         RESPLOCK_SZ_ALIGN(4 + 1, sizeof(void*)) + sizeof(void*) + 4 * sizeof(size_t), \
+         RESPLOCK_SZ_I64_ALIGN) +                                                      \
+     8)
 /* resplock::resp::Parser. */
 #define RESPLOCK_SZ_PARSER                                                                  \
     RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_PARSER_BULK + 2 * sizeof(size_t) /* bulk_start_, kept_ */ \
                           + 4                                      /* depth_ */             \
-                          + 4 * (size_t)RESPLOCK_MAX_DEPTH         /* remaining_ */         \
-                          + 4                                      /* state_ (an int) */    \
-                          + 1,                                     /* prefix_ */            \
+                          + 4 * (size_t)RESPLOCK_MAX_DEPTH,        /* remaining_ */         \
                       RESPLOCK_SZ_MAX_ALIGN)
-/* resplock::Connection, up to its flags. */
-#define RESPLOCK_SZ_CONN_FLAGS                                                       \
-    (sizeof(resplock_port_t)                               /* port_ */               \
+/* resplock::Connection, up to its parser. */
+#define RESPLOCK_SZ_CONN_HEAD                                                        \
+    (RESPLOCK_SZ_ALIGN(4, sizeof(void*))                   /* four bool */           \
+     + sizeof(resplock_port_t)                             /* port_ */               \
      + RESPLOCK_SZ_ALIGN(sizeof(void*) + 2, sizeof(void*)) /* config_: host, port */ \
      + 2 * sizeof(void*)                                   /* username, password */  \
      + 8                                                   /* db, timeout_ms */      \
      + 2 * sizeof(void*)                                   /* observer, router */    \
-     + sizeof(void*) + sizeof(size_t)                      /* buf_, size_ */         \
-     + 4)                                                  /* four bool */
+     + sizeof(void*) + sizeof(size_t))                     /* buf_, size_ */
 /* resplock::Connection. */
-#define RESPLOCK_CONN_STORAGE                                            \
-    (RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_CONN_FLAGS, RESPLOCK_SZ_MAX_ALIGN) +  \
-     (size_t)RESPLOCK_MAX_REPLY_VALUES * RESPLOCK_SZ_VALUE /* values_ */ \
-     + RESPLOCK_SZ_PARSER)                                 /* parser_ */
+#define RESPLOCK_CONN_STORAGE                                               \
+    (RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_CONN_HEAD, RESPLOCK_SZ_MAX_ALIGN) +      \
+     RESPLOCK_SZ_PARSER                                       /* parser_ */ \
+     + (size_t)RESPLOCK_MAX_REPLY_VALUES * RESPLOCK_SZ_VALUE) /* values_ */
 
-/* resplock::Hold: key_, key_len_ (size_t), token_, token_len_ (size_t), validity_. */
-#define RESPLOCK_SZ_HOLD                                                                          \
-    RESPLOCK_SZ_ALIGN(                                                                            \
-        RESPLOCK_SZ_THEN(RESPLOCK_SZ_THEN(RESPLOCK_MAX_KEY_LEN, size_t) + RESPLOCK_MAX_TOKEN_LEN, \
-                         size_t) +                                                                \
-            RESPLOCK_SZ_VALIDITY,                                                                 \
+/* resplock::Hold: key_len_, token_len_ (size_t), validity_, key_, token_. */
+#define RESPLOCK_SZ_HOLD                                                                           \
+    RESPLOCK_SZ_ALIGN(                                                                             \
+        2 * sizeof(size_t) + RESPLOCK_SZ_VALIDITY + RESPLOCK_MAX_KEY_LEN + RESPLOCK_MAX_TOKEN_LEN, \
         sizeof(size_t))
 /* Offset of a Hold after a pointer (a Connection reference). */
 #define RESPLOCK_SZ_PTR_HOLD (RESPLOCK_SZ_ALIGN(sizeof(void*), sizeof(size_t)) + RESPLOCK_SZ_HOLD)
-/* resplock::Lock: conn_ (a reference), hold_, check_ (a pointer), replicas_ and acknowledged_
- * (uint8_t). */
-#define RESPLOCK_LOCK_STORAGE \
-    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_SZ_PTR_HOLD, void*) + 2, sizeof(void*))
+/* resplock::Lock: conn_ (a reference), check_ (a pointer), replicas_ and acknowledged_
+ * (uint8_t), hold_. */
+#define RESPLOCK_LOCK_STORAGE                                                                      \
+    RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_ALIGN(2 * sizeof(void*) + 2, sizeof(size_t)) + RESPLOCK_SZ_HOLD, \
+                      sizeof(void*))
 
 /* A connection to one Redis server. Opaque: use only through the functions below. */
 typedef struct resplock_conn {

@@ -196,16 +196,18 @@ class Connection {
     // Closes the link after a fault and returns `s`.
     Status broken(Status s) noexcept;
 
-    resplock_port_t port_;
-    ConnectionConfig config_;
-    char* buf_;
-    std::size_t size_;
+    // The flags first (a short byte load reaches 31 B), the reply's values last: every field
+    // stays within a short load's reach (see Hold).
     bool connected_ = false;
     bool request_sent_ = false;
     bool error_reply_ = false;
     bool linked_before_ = false;  // note_link(): the next link is a reconnect
-    resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
+    resplock_port_t port_;
+    ConnectionConfig config_;
+    char* buf_;
+    std::size_t size_;
     resp::Parser parser_;
+    resp::Value values_[RESPLOCK_MAX_REPLY_VALUES];
 };
 
 // The status an error reply maps to, from its first word (NOAUTH, WRONGPASS, NOPERM, NOSCRIPT,

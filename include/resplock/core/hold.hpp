@@ -64,11 +64,13 @@ class Hold {
     }
 
   private:
-    char key_[RESPLOCK_MAX_KEY_LEN];
+    // The lengths and the validity first: on a Cortex-M a short load reaches a field only
+    // within 124 B of the object's start, and the arrays would push them past it.
     std::size_t key_len_ = 0;
-    char token_[max_token_len];
     std::size_t token_len_ = 0;
     Validity validity_;
+    char key_[RESPLOCK_MAX_KEY_LEN];
+    char token_[max_token_len];
 };
 
 }  // namespace resplock

@@ -179,13 +179,14 @@ class Lock {
     static Status settle(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
                          std::uint32_t wait_ms) noexcept;
 
+    // Every field before hold_ and its arrays, within a short load's reach (see Hold).
     Connection& conn_;
-    Hold hold_;
     // Null unless set_replicas() asked for acknowledgements or the connection has a router: a
     // pointer, so that a firmware with neither links none of it.
     WriteCheck check_ = nullptr;
     std::uint8_t replicas_ = 0;
     std::uint8_t acknowledged_ = 0;
+    Hold hold_;
 };
 
 // Releases the lock (if it has a token) when the guard goes out of scope. Never throws; the

@@ -88,7 +88,10 @@ class Parser {
     Status finish_value() noexcept;
 
     // Set by reset(), which the constructor calls. remaining_[i] is read only for i < depth_,
-    // after it was written, so reset() leaves it alone.
+    // after it was written, so reset() leaves it alone. The flags first, within a short byte
+    // load's reach (31 B) on a Cortex-M.
+    Status state_;
+    bool prefix_;
     Value* values_;
     std::size_t capacity_;
     std::size_t count_;
@@ -99,8 +102,6 @@ class Parser {
     std::size_t kept_;        // end of the kept values' bytes once values are dropped, else 0
     std::uint32_t depth_;     // open arrays
     std::uint32_t remaining_[RESPLOCK_MAX_DEPTH];  // elements still expected per open array
-    Status state_;
-    bool prefix_;
 };
 
 // Encodes one command, an array of `count` bulk strings (binary-safe), into out[0..capacity).

@@ -117,6 +117,12 @@ tool() {
 }
 cd "$root"
 tool x86_64 g++ gcc "$x86_specs" strip 1
+# The library's objects do not depend on TLS (only the tool's own do): the build without TLS
+# starts from the ones just made, with their times, so make compiles only the tool's objects.
+mkdir -p "$out/x86_64-notls/obj/ports"
+cp -a "$out/x86_64/include" "$out/x86_64/libresplock.a" "$out/x86_64-notls/"
+cp -a "$out/x86_64/obj/src" "$out/x86_64-notls/obj/"
+cp -a "$out/x86_64/obj/ports/posix" "$out/x86_64-notls/obj/ports/"
 tool x86_64-notls g++ gcc "$x86_specs" strip 0
 tool armhf $arm-g++ $arm-gcc "$arm_musl/lib/musl-gcc.specs" $arm-strip 1
 

@@ -41,7 +41,6 @@
 #include <hiredis/hiredis.h>
 #include <pthread.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -325,8 +324,6 @@ void print_figures(const std::vector<Hold>& holds, long devices, long keys, long
 
 enum class Kind { fair, lock, sem };
 
-// The hand-off's clock starts when a holder's release request is sent (send_stamp.hpp).
-
 struct Device;
 
 // What the devices share with the harness.
@@ -477,6 +474,7 @@ void* device_main(void* arg) {
         }
         sleep_ns(r.hold_ns);
         r.holders[key].fetch_sub(1);
+        // The hand-off's clock starts when the release request is sent (send_stamp.hpp).
         bench::stamp_armed = true;
         s = d->release();
         if (s != Status::ok || bench::stamp_armed) {

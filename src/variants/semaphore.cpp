@@ -204,9 +204,12 @@ Status Semaphore::pause(void* wait, std::uint32_t ms, Deadline until) noexcept {
         w.sem.hold_.validity().start(w.sent_at, w.ttl_ms);
         if (w.fence != nullptr) *w.fence = number;
         // The BLPOP that took the item is this connection's write after the hand-off's: a WAIT
-        // now covers both. The wait ends here, with the check's answer (try_acquire()).
-        (void)w.sem.granted(w, port.now_ms(port.ctx));
-        return Status::ok;
+        // now covers both. Confirmed, the wait ends here; otherwise the lease was given back and
+        // the wait goes on, as after any grant whose check failed: the next attempt asks again
+        // with the same token, joining the queue anew (the hand-off took the entry).
+        if (w.sem.granted(w, port.now_ms(port.ctx)) == Status::ok) return Status::ok;
+        w.joined = false;
+        return Status::busy;
     }
     // Woken in the plain mode, or no hand-off: an attempt follows (a hand-off whose item was not
     // a number is then answered by that attempt, as a malformed grant).

@@ -383,6 +383,17 @@ Lock::WriteCheck Lock::write_check() noexcept {
     return &Lock::settle;
 }
 
+Status Lock::confirm_grant(std::uint32_t sent_at, GiveBack give_back, void* owner) noexcept {
+    if (check_ == nullptr) return Status::ok;
+    struct Grant {
+        GiveBack give_back;
+        void* owner;
+        Status release() const noexcept { return give_back(owner); }
+    } grant{give_back, owner};
+    return detail::settle(grant, conn_, hold_, replicas_, acknowledged_, sent_at, 0,
+                          conn_.config().timeout_ms);
+}
+
 Status Lock::settle(Lock& lock, std::uint32_t sent_at, std::uint32_t ttl_ms,
                     std::uint32_t wait_ms) noexcept {
     return detail::settle(lock, lock.conn_, lock.hold_, lock.replicas_, lock.acknowledged_, sent_at,

@@ -11,22 +11,28 @@
 // clang-format off
 namespace resplock::detail {
 
-// src/variants/lua/fair.lua (989 bytes)
-inline constexpr char fair_sha1[] = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
+// src/variants/lua/fair.lua (1397 bytes)
+inline constexpr char fair_sha1[] = "5a4fc7e2ab7a23d8dc387fb1dc6fb9adf58e5a39";
 inline constexpr char fair_text[] =
-    "local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] local c=r('time') local "
-    "n=c[1]*1000+math.floor(c[2]/1000) local function g(m) while true do local "
+    "pcall(redis.replicate_commands) local k,a,r=KEYS,ARGV,redis.call local o,t=a[1],a[2] "
+    "local c=r('time') local n=c[1]*1000+math.floor(c[2]/1000) local function s(w,l,f) "
+    "r('set',k[1],w,'px',l) if f~='1' then return 1 end local u=c[1]*1000000+c[2] if "
+    "(tonumber(r('get',k[4]) or 0) or u)<u then r('set',k[4],string.format('%.0f',u)) else "
+    "r('incr',k[4]) end return r('get',k[4]) end local function g(m) while true do local "
     "w=r('lpop',k[2]) if not w then return end local e=r('hget',k[3],w) r('hdel',k[3],w) if e "
-    "then local x,l=string.match(e,'(%d+):(%d+)') if tonumber(x)>n then r('set',k[1],w,'px',l) "
-    "if w~=m then local q=a[5]..w r('del',q) r('rpush',q,1) r('pexpire',q,l) end return w end "
-    "end end end local v=r('get',k[1]) if o=='r' then if v~=t then if not v then g() end "
-    "return v and -1 or 0 end if not g() then r('del',k[1]) end return 1 end if o=='l' then "
-    "r('lrem',k[2],0,t) r('hdel',k[3],t) return {v==t and 1 or 0,r('pttl',k[1])} end if not v "
-    "then v=g(t) or (r('set',k[1],t,'px',a[3]) and t) end if v==t then return "
-    "{1,r('pttl',k[1])} end if o=='a' then if not r('hget',k[3],t) then r('rpush',k[2],t) end "
-    "r('hset',k[3],t,(n+a[4])..':'..a[3]) for i=2,3 do if r('pttl',k[i])<tonumber(a[4]) then "
-    "r('pexpire',k[i],a[4]) end end end return {0,r('pttl',k[1])}";
-inline constexpr Script fair_script = {{fair_sha1, 40}, {fair_text, 989}};
+    "then local x,l,f=string.match(e,'(%d+):(%d+):?(%d?)') if tonumber(x)>n then local "
+    "i=s(w,l,f) if w~=m then local q=a[5]..w r('del',q) r('rpush',q,i) r('pexpire',q,l) end "
+    "return w,i end end end end local function h(i) local p=r('pttl',k[1]) if a[6]~='1' then "
+    "return {1,p} end return {1,p,i or r('get',k[4])} end local v=r('get',k[1]) if o=='r' then "
+    "if v~=t then if not v then g() end return v and -1 or 0 end if not g() then r('del',k[1]) "
+    "end return 1 end if o=='l' then r('lrem',k[2],0,t) r('hdel',k[3],t) if v==t then return "
+    "h() end return {0,r('pttl',k[1])} end local i if not v then v,i=g(t) if not v then "
+    "i=s(t,a[3],a[6]) v=t end end if v==t then return h(i) end if o=='a' then if not "
+    "r('hget',k[3],t) then r('rpush',k[2],t) end "
+    "r('hset',k[3],t,(n+a[4])..':'..a[3]..':'..a[6]) for j=2,3 do if "
+    "r('pttl',k[j])<tonumber(a[4]) then r('pexpire',k[j],a[4]) end end end return "
+    "{0,r('pttl',k[1])}";
+inline constexpr Script fair_script = {{fair_sha1, 40}, {fair_text, 1397}};
 
 // src/variants/lua/reentrant_acquire.lua (250 bytes)
 inline constexpr char reentrant_acquire_sha1[] = "d3bb8a7134ecd71f7dc54ad79459da5cef967ed3";

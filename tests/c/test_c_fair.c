@@ -10,7 +10,7 @@
 
 #include "c_check.h"
 
-static char buf_a[C_BUF(2048)], buf_b[C_BUF(2048)];
+static char buf_a[C_BUF(2560)], buf_b[C_BUF(2560)];
 static resplock_conn_t conn_a, conn_b;
 static resplock_fair_t a, b, bad;
 

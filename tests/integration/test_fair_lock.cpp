@@ -37,10 +37,10 @@ using resplock::LockState;
 using resplock::Status;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* fair_sha = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
+constexpr const char* fair_sha = "5a4fc7e2ab7a23d8dc387fb1dc6fb9adf58e5a39";
 
 struct Client : support::PosixClient {
-    explicit Client(std::size_t buf_size = 1536) : PosixClient(server().port(), buf_size) {}
+    explicit Client(std::size_t buf_size = 2560) : PosixClient(server().port(), buf_size) {}
 };
 
 long long llen(const std::string& key) {

@@ -27,10 +27,15 @@ extern "C" {
 
 /* Storage size of resplock::FairLock (see lock.h for how the sizes follow config.h): base_
  * (RESPLOCK_MAX_KEY_LEN + 4 chars: the key and a companion prefix), base_len_ (size_t), lock_ (a
- * resplock::Lock, aligned as a pointer). */
-#define RESPLOCK_FAIR_STORAGE                                                               \
-    (RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_MAX_KEY_LEN + 4, size_t), sizeof(void*)) + \
-     RESPLOCK_LOCK_STORAGE)
+ * resplock::Lock, aligned as a pointer), owner_ (RESPLOCK_MAX_OWNER_LEN + 1 chars), owner_len_
+ * (size_t). */
+#define RESPLOCK_FAIR_STORAGE                                                                      \
+    RESPLOCK_SZ_ALIGN(                                                                             \
+        RESPLOCK_SZ_THEN(                                                                          \
+            RESPLOCK_SZ_ALIGN(RESPLOCK_SZ_THEN(RESPLOCK_MAX_KEY_LEN + 4, size_t), sizeof(void*)) + \
+                RESPLOCK_LOCK_STORAGE + RESPLOCK_MAX_OWNER_LEN + 1,                                \
+            size_t),                                                                               \
+        sizeof(void*))
 
 /* A fair lock on one key over one connection. Opaque. */
 typedef struct resplock_fair {

@@ -149,6 +149,12 @@ class Lock {
     // The key, token and validity, for a lock kind built on a Lock (FairLock: its queue's script
     // grants and hands over the lock that extend() and query() then act on).
     Hold& hold() noexcept { return hold_; }
+    // For a lock kind built on a Lock, whose own script granted hold() by a request sent at
+    // sent_at (FairLock): the write check an acquisition runs (set_replicas(), a router), within
+    // the connection's timeout, with `give_back(owner)` (that kind's release) in place of
+    // release() when it fails. Returns ok when no check is installed, else the check's answer.
+    using GiveBack = Status (*)(void* owner) noexcept;
+    Status confirm_grant(std::uint32_t sent_at, GiveBack give_back, void* owner) noexcept;
 
   private:
     struct OptionsWait;  // one wait of try_acquire() with options

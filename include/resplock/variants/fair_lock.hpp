@@ -4,14 +4,17 @@
 // Next to KEY the server keeps, in KEY's cluster slot (BASE is companion_prefix(KEY), see
 // resplock/core/companion.hpp):
 //   BASE:q        a list of the waiters' tokens, in arrival order;
-//   BASE:w        a hash: token -> "expiry:ttl", the entry's expiry on the server's clock (TIME)
-//                 and the TTL that waiter asked for;
-//   BASE:f:TOKEN  one waiter's wake list: the hand-off pushes one item into it.
+//   BASE:w        a hash: token -> "expiry:ttl:fence", the entry's expiry on the server's clock
+//                 (TIME), the TTL that waiter asked for and whether it asked for a fencing number;
+//   BASE:f:TOKEN  one waiter's wake list: the hand-off pushes one item into it;
+//   BASE:fence    the last fencing number handed out (the plain lock's KEY:fence: plain and fair
+//                 holders draw from one sequence), written only by grants that ask for one.
 // One script (EVALSHA, EVAL fallback) does each step: an attempt that joins or refreshes the
 // queue when busy, leaving the queue, and the release that hands over. A release (or an attempt
 // that finds KEY gone) sets KEY to the first waiter whose entry has not expired, with the TTL it
-// asked for, and pushes one item to that waiter's wake list only; entries that expired are
-// dropped on the way. The waiter, blocked in BLPOP on its wake list, returns with the lock held.
+// asked for, and pushes one item to that waiter's wake list only (its fencing number when it asked
+// for one); entries that expired are dropped on the way. The waiter, blocked in BLPOP on its wake
+// list, returns with the lock held.
 //
 // The waiter's validity after a wake-up counts from the send time of its last attempt, which the
 // server answered "busy" and so ran before the hand-off; a BLPOP's own send time is never used,
@@ -22,6 +25,12 @@
 // the lock only before then, and a lock handed to a waiter that never picks it up expires by its
 // TTL like any other. A live waiter whose refresh comes later than its entry's expiry loses its
 // place and joins again at the end.
+//
+// Every grant, taken by an attempt or handed over, passes the write check of the plain lock
+// (Lock::set_replicas: the replicas' WAIT; through a router, its confirmation that the node is
+// still the master). The BLPOP that takes a hand-off is the waiter's own write after the
+// hand-off's, so its WAIT covers both. A grant that fails the check is given back with release()
+// (handing the lock on) and the wait goes on with the same token, joining the queue anew.
 #ifndef RESPLOCK_FAIR_LOCK_HPP
 #define RESPLOCK_FAIR_LOCK_HPP
 
@@ -53,18 +62,25 @@ class FairLock {
 
     // One attempt, one round trip, without joining the queue: ok (held), busy (held by another,
     // or KEY was free but a waiter queued first: the attempt handed it to that waiter), and the
-    // statuses of Lock::acquire. After unknown_outcome, protocol_error or too_large the token is
-    // kept with no validity, so release() can undo what the script may have done.
-    Status acquire(std::uint32_t ttl_ms) noexcept;
+    // statuses of Lock::acquire (not_replicated: the write check failed and the grant was given
+    // back). After unknown_outcome, protocol_error or too_large the token is kept with no
+    // validity, so release() can undo what the script may have done. `fence`, when not null,
+    // receives the grant's fencing number on ok (see AcquireOptions::fence: the same rule and
+    // the same counter, BASE:fence); it is then asked for, and a grant without a valid number is
+    // protocol_error.
+    Status acquire(std::uint32_t ttl_ms, std::uint64_t* fence = nullptr) noexcept;
 
     // Waits up to wait_ms in the queue: the first attempt joins it when the lock is busy, then
     // the waiter blocks on its wake list (refreshing its entry at bounded intervals) until a
     // release hands it the lock. wait_ms 0 is acquire(). Returns ok (held), busy (the wait ran
     // out; the entry was removed, and a lock handed over meanwhile is taken, returning ok), and
-    // acquire()'s statuses; connection failures before a request was sent, and LOADING / BUSY
-    // replies, are retried within the wait. Falls back to sleeping between attempts when the
-    // server refuses BLPOP. invalid_argument when wait_ms exceeds max_ttl_ms.
-    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
+    // acquire()'s statuses; connection failures before a request was sent, LOADING / BUSY /
+    // CLUSTERDOWN replies and a failed write check (not_replicated, the grant given back) are
+    // retried within the wait, and the last one is returned when it runs out. Falls back to
+    // sleeping between attempts when the server refuses BLPOP. invalid_argument when wait_ms
+    // exceeds max_ttl_ms. `fence` as acquire().
+    Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                       std::uint64_t* fence = nullptr) noexcept;
 
     // Owner-checked release that hands the lock to the first live waiter (or deletes KEY when
     // none is queued). Statuses as Lock::release.
@@ -82,6 +98,17 @@ class FairLock {
     // local validity until extend() succeeds. ok or invalid_argument.
     Status adopt(std::string_view token) noexcept;
 
+    // An owner label in front of the tokens of the next acquisitions, as AcquireOptions::owner
+    // (copied; empty: none). Returns ok, or invalid_argument for a label that is not 1..
+    // max_owner_len bytes of A-Z a-z 0-9 . _ - (nothing changes).
+    Status set_owner(std::string_view owner) noexcept;
+
+    // Replica acknowledgement after every grant (taken or handed over) and every extend, as
+    // Lock::set_replicas. Returns ok or invalid_argument (over Lock::max_replicas).
+    Status set_replicas(std::uint32_t replicas) noexcept { return lock_.set_replicas(replicas); }
+    // How many replicas acknowledged the last WAIT (Lock::replicas_acknowledged).
+    std::uint32_t replicas_acknowledged() const noexcept { return lock_.replicas_acknowledged(); }
+
     std::uint32_t remaining_ms() const noexcept { return lock_.remaining_ms(); }
     bool held() const noexcept { return lock_.held(); }
     std::string_view token() const noexcept { return lock_.token(); }
@@ -93,6 +120,9 @@ class FairLock {
     class Names;
     // One run of the queue's script with `op` for this wait's token.
     Status attempt(char op, Wait& w) noexcept;
+    // After a grant whose request was sent at sent_at: the write check (Lock::confirm_grant),
+    // which gives the grant back with release() when it fails. Its answer is kept in the wait.
+    Status granted(Wait& w, std::uint32_t sent_at) noexcept;
     // The pause between attempts: a block on the wake list once queued, else a sleep.
     static Status pause(void* wait, std::uint32_t ms, Deadline until) noexcept;
     std::string_view base() const noexcept { return {base_, base_len_}; }
@@ -102,6 +132,8 @@ class FairLock {
     // The key, the token and the validity: a plain Lock's, whose scripts extend and query a fair
     // holder's key as any other (bound to no key when base_len_ is 0).
     Lock lock_;
+    char owner_[max_owner_len + 1];  // + 1: never an array of 0 bytes
+    std::size_t owner_len_ = 0;
 };
 
 }  // namespace resplock

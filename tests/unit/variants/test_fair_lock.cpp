@@ -19,16 +19,18 @@ namespace {
 
 using wire::token0;
 
-constexpr std::string_view fair_sha = "7fe28d3b2e75041fd3bf1561eb16c9417cc91bf7";
-// TTL 10000 ms, timeout 2000 ms: blocks of at most 1000 ms, entries living 2 x 1000 + 100 ms.
-const std::string_view join0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "a", token0, "10000", "2100", "{k}:f:"});
-const std::string_view once0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "t", token0, "10000", "2100", "{k}:f:"});
-const std::string_view leave0 = wire::cmd(
-    {"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "l", token0, "10000", "2100", "{k}:f:"});
-const std::string_view release0 =
-    wire::cmd({"EVALSHA", fair_sha, "3", "k", "{k}:q", "{k}:w", "r", token0, "0", "0", "{k}:f:"});
+constexpr std::string_view fair_sha = "5a4fc7e2ab7a23d8dc387fb1dc6fb9adf58e5a39";
+// One run of the script for key "k" and token0: TTL 10000 ms, timeout 2000 ms (blocks of at most
+// 1000 ms, entries living 2 x 1000 + 100 ms), a fencing number asked for or not.
+std::string_view run(std::string_view op, std::string_view fence = "0",
+                     std::string_view ttl = "10000", std::string_view entry = "2100") {
+    return wire::cmd({"EVALSHA", fair_sha, "4", "k", "{k}:q", "{k}:w", "{k}:fence", op, token0, ttl,
+                      entry, "{k}:f:", fence});
+}
+const std::string_view join0 = run("a");
+const std::string_view once0 = run("t");
+const std::string_view leave0 = run("l");
+const std::string_view release0 = run("r", "0", "0", "0");
 constexpr std::string_view woken =
     "*2\r\n$38\r\n{k}:f:000102030405060708090a0b0c0d0e0f\r\n$1\r\n1\r\n";
 constexpr std::string_view busy_5s = "*2\r\n:0\r\n:5000\r\n";
@@ -37,11 +39,11 @@ std::string_view blpop(std::string_view seconds) {
     return wire::cmd({"BLPOP", "{k}:f:000102030405060708090a0b0c0d0e0f", seconds});
 }
 
-struct Fixture : support::MockConnection<1536> {
+struct Fixture : support::MockConnection<2048> {
     FairLock lock;
 
     explicit Fixture(std::string_view key = "k")
-        : MockConnection(support::with_timeout(2000), 1536), lock(conn, key) {}
+        : MockConnection(support::with_timeout(2000), 2048), lock(conn, key) {}
 };
 
 // The drift allowance of a 10000 ms TTL: 10000 / 100 + 2.
@@ -243,4 +245,144 @@ TEST(an_attempt_that_does_not_fit_is_refused_unsent_and_keeps_no_token) {
     CHECK_EQ(lock.try_acquire(10000, 1000), Status::too_large);
     CHECK(lock.token().empty());
     CHECK(m.mock.done());
+}
+
+// Every grant passes the write check (set_replicas(); a router's confirmation): a grant taken by
+// an attempt and one handed over (the BLPOP that takes it is the waiter's own write after the
+// hand-off's, so the WAIT covers both). A grant that fails it is given back with the fair release
+// (handing the lock on) and asked for again within the wait with the same token, over a new
+// connection; without time for another attempt, not_replicated is the answer.
+TEST(an_attempt_grant_passes_the_write_check_and_is_asked_for_again_when_it_fails) {
+    Fixture f;
+    CHECK_EQ(f.lock.set_replicas(256), Status::invalid_argument);
+    CHECK_EQ(f.lock.set_replicas(1), Status::ok);
+    f.mock.on_connect()
+        .expect(join0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n")
+        .expect(release0)
+        .reply(":1\r\n")
+        .on_connect()
+        .expect(join0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 5000), Status::ok);
+    CHECK(f.lock.held());
+    CHECK(f.lock.token() == token0);
+    CHECK_EQ(f.lock.replicas_acknowledged(), 1U);
+    CHECK_EQ(f.mock.connects, 2U);
+    CHECK(f.mock.done());
+
+    Fixture g;
+    CHECK_EQ(g.lock.set_replicas(1), Status::ok);
+    g.mock.on_connect()
+        .expect(once0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n")
+        .expect(release0)
+        .reply(":1\r\n");
+    CHECK_EQ(g.lock.acquire(10000), Status::not_replicated);
+    CHECK(!g.lock.held());
+    CHECK(g.lock.token().empty());  // given back
+    CHECK(g.mock.done());
+}
+
+TEST(a_hand_off_passes_the_write_check_and_the_wait_goes_on_when_it_fails) {
+    Fixture f;
+    CHECK_EQ(f.lock.set_replicas(1), Status::ok);
+    f.mock.on_connect()
+        .expect(join0)
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .reply(woken)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":0\r\n")
+        .expect(release0)
+        .reply(":1\r\n")
+        .on_connect()
+        .expect(join0)  // joins anew: the hand-off took the entry
+        .reply(busy_5s)
+        .expect(blpop("1.000"))
+        .reply(woken)
+        .expect(wire::cmd({"WAIT", "1", "1000"}))
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.try_acquire(10000, 8000), Status::ok);
+    CHECK(f.lock.held());
+    CHECK(f.lock.token() == token0);
+    CHECK(f.mock.done());
+}
+
+// With a fence asked for, a grant carries the number (the plain lock's KEY:fence), taken by the
+// attempt, handed over (the wake item), or found by a refresh or the leave; a grant without a
+// valid number is malformed.
+TEST(fencing_numbers_come_with_every_kind_of_grant) {
+    const std::string_view join_f = run("a", "1");
+    const std::string_view granted = "*3\r\n:1\r\n:10000\r\n$16\r\n1795778052223229\r\n";
+    constexpr std::uint64_t number = 1795778052223229ULL;
+    {
+        Fixture f;
+        f.mock.on_connect().expect(run("t", "1")).reply(granted);
+        std::uint64_t fence = 0;
+        CHECK_EQ(f.lock.acquire(10000, &fence), Status::ok);
+        CHECK_EQ(fence, number);
+        CHECK(f.mock.done());
+    }
+    {
+        Fixture f;
+        f.mock.on_connect()
+            .expect(join_f)
+            .reply(busy_5s)
+            .expect(blpop("1.000"))
+            .reply(
+                "*2\r\n$38\r\n{k}:f:000102030405060708090a0b0c0d0e0f\r\n$16\r\n"
+                "1795778052223230\r\n");
+        std::uint64_t fence = 0;
+        CHECK_EQ(f.lock.try_acquire(10000, 8000, &fence), Status::ok);
+        CHECK_EQ(fence, number + 1);
+        CHECK(f.mock.done());
+    }
+    {
+        // A wake item that is no number: the next attempt answers for the lock.
+        Fixture f;
+        f.mock.on_connect()
+            .expect(join_f)
+            .reply(busy_5s)
+            .expect(blpop("1.000"))
+            .reply("*2\r\n$38\r\n{k}:f:000102030405060708090a0b0c0d0e0f\r\n$1\r\nx\r\n")
+            .expect(join_f)
+            .reply(granted);
+        std::uint64_t fence = 0;
+        CHECK_EQ(f.lock.try_acquire(10000, 8000, &fence), Status::ok);
+        CHECK_EQ(fence, number);
+        CHECK(f.mock.done());
+    }
+    for (const std::string_view bad : {std::string_view("*2\r\n:1\r\n:10000\r\n"),
+                                       std::string_view("*3\r\n:1\r\n:10000\r\n:5\r\n"),
+                                       std::string_view("*3\r\n:0\r\n:10000\r\n$1\r\n5\r\n")}) {
+        Fixture f;
+        f.mock.on_connect().expect(run("t", "1")).reply(bad);
+        std::uint64_t fence = 7;
+        CHECK_EQ(f.lock.acquire(10000, &fence), Status::protocol_error);
+        CHECK_EQ(fence, 7U);
+        CHECK(!f.lock.held());
+        CHECK(f.lock.token() == token0);  // release() may undo what the script did
+        CHECK(f.mock.done());
+    }
+}
+
+TEST(an_owner_label_goes_in_front_of_the_token) {
+    Fixture f;
+    CHECK_EQ(f.lock.set_owner("bad label"), Status::invalid_argument);
+    CHECK_EQ(f.lock.set_owner("dev-7"), Status::ok);
+    const std::string_view labelled = "dev-7:000102030405060708090a0b0c0d0e0f";
+    f.mock.on_connect()
+        .expect(wire::cmd({"EVALSHA", fair_sha, "4", "k", "{k}:q", "{k}:w", "{k}:fence", "t",
+                           labelled, "10000", "2100", "{k}:f:", "0"}))
+        .reply("*2\r\n:1\r\n:10000\r\n");
+    CHECK_EQ(f.lock.acquire(10000), Status::ok);
+    CHECK(f.lock.token() == labelled);
+    CHECK(f.mock.done());
 }

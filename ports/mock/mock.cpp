@@ -130,9 +130,11 @@ std::int32_t MockPort::do_recv(void* ctx, std::uint8_t* buf, std::size_t len,
         if (m.mismatch_ == nullptr) m.mismatch_ = "recv on a closed connection";
         return RESPLOCK_PORT_ERROR;
     }
-    // A look without waiting (before a request is sent) finds nothing unless the script has the
-    // server send something first.
-    if (timeout_ms == 0 && (m.next_ == m.count_ || m.steps_[m.next_].kind == Kind::expect)) {
+    // A look without waiting (before a request is sent, or for a reply that may not have come)
+    // finds nothing unless the script has the server send something first: not when the script
+    // goes on with a request or a new connection.
+    if (timeout_ms == 0 && (m.next_ == m.count_ || m.steps_[m.next_].kind == Kind::expect ||
+                            m.steps_[m.next_].kind == Kind::connect)) {
         return 0;
     }
     for (;;) {

@@ -1,5 +1,6 @@
 #include "resplock/core/connection.hpp"
 
+#include "core/port_status.hpp"
 #include "resplock/core/observer.hpp"
 #include "resplock/core/router.hpp"
 
@@ -9,20 +10,7 @@ using namespace std::string_view_literals;
 
 namespace {
 
-Status from_port(std::int32_t code) noexcept {
-    switch (code) {
-        case RESPLOCK_PORT_TIMEOUT:
-            return Status::timeout;
-        case RESPLOCK_PORT_NO_HOST:
-            return Status::no_host;
-        case RESPLOCK_PORT_REFUSED:
-            return Status::connect_failed;
-        case RESPLOCK_PORT_CLOSED:
-            return Status::closed;
-        default:
-            return Status::io_error;
-    }
-}
+using detail::port_status;
 
 // The first words of the error replies with a status of their own, in the order of those
 // statuses: auth_required is the first, wrong_type the last; every word after it is try_again.
@@ -178,7 +166,7 @@ Status Connection::open_bare_link(const char* host, std::uint16_t port,
     const std::uint32_t left = deadline.remaining(port_);
     if (left == 0) return Status::timeout;
     const std::int32_t r = port_.connect(port_.ctx, host, port, left);
-    if (r != RESPLOCK_PORT_OK) return from_port(r);
+    if (r != RESPLOCK_PORT_OK) return port_status(r);
     connected_ = true;
     return Status::ok;
 }
@@ -197,7 +185,7 @@ Status Connection::transmit(const std::string_view* args, std::size_t count,
         if (left == 0) return broken(failed);
         const std::int32_t n = port_.send(
             port_.ctx, reinterpret_cast<const std::uint8_t*>(buf_ + off), len - off, left);
-        failed = n < 0 ? from_port(n) : Status::io_error;
+        failed = n < 0 ? port_status(n) : Status::io_error;
         if (n < 0 || static_cast<std::size_t>(n) > len - off) return broken(failed);
         if (n > 0) request_sent_ = true;
         off += static_cast<std::size_t>(n);
@@ -222,7 +210,7 @@ Status Connection::receive(resp::Reply& reply, Deadline deadline, bool prefix) n
         const std::int32_t n =
             port_.recv(port_.ctx, reinterpret_cast<std::uint8_t*>(buf_ + used), size_ - used, left);
         if (n < 0) {
-            s = from_port(n);
+            s = port_status(n);
             break;
         }
         if (n == 0) continue;

@@ -361,7 +361,7 @@ const resplock::Observer* observer(const Options& o) {
 resplock::ConnectionConfig connection_config(const Endpoint& ep, const Options& o, int index,
                                              int count) {
     resplock::ConnectionConfig config;
-    config.router = router_for(ep, index, count);
+    config.router = router_for(ep, o, index, count);
     config.observer = observer(o);
     config.host = ep.host;
     config.port = ep.port;

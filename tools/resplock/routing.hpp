@@ -3,6 +3,7 @@
 #ifndef RESPLOCK_TOOL_ROUTING_HPP
 #define RESPLOCK_TOOL_ROUTING_HPP
 
+#include "args.hpp"
 #include "resplock/core/router.hpp"
 #include "resplock/ha/sentinel.hpp"
 #include "url.hpp"
@@ -11,12 +12,13 @@ namespace resplock_cli {
 
 // The router for the connection to ep, the index-th of the `count` servers of the command line;
 // null when the connection talks to ep's host and port only. A redis[s]-sentinel:// ep gets a
-// resplock::Sentinel over its sentinels (one per index, built afresh on each call). The one
+// resplock::Sentinel over its sentinels (one per index, built afresh on each call), with a link
+// of its own to each (TLS as o says for rediss-sentinel://), so that they are asked at once. The
 // server of a single-server lock (count 1, redis:// or rediss://) gets a Redis Cluster router,
 // so that its URL may name any node of a cluster (a server that is no cluster node never
 // redirects: nothing changes); the plain servers of a quorum get none (the quorum stays over
 // independent servers).
-resplock::Router* router_for(const Endpoint& ep, int index, int count);
+resplock::Router* router_for(const Endpoint& ep, const Options& o, int index, int count);
 
 // The Sentinel router_for() last built for index, for messages; null if none.
 const resplock::Sentinel* sentinel_for(int index);

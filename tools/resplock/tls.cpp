@@ -144,7 +144,11 @@ int tls_refused(const Options& o, resplock_status_t s, const resplock_mbedtls_t&
 int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls,
               resplock_port_t& out) {
     const int usage = check_tls_usage(o);
-    if (usage >= 0) return usage;
+    return usage >= 0 ? usage : wrap_tls(o, inner, tls, out);
+}
+
+int wrap_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls,
+             resplock_port_t& out) {
     resplock_mbedtls_config_t config{};
     if (!read_tls_files(o, config)) return exit_usage;
     config.server_name = o.tls_server_name;

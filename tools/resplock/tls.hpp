@@ -24,6 +24,10 @@ int check_tls(const Options& o, const Endpoint& ep, const char* source);
 // `inner` itself). Returns -1 on success, else the exit code, having reported why.
 int setup_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls,
               resplock_port_t& out);
+// setup_tls() without its checks of the options and their warnings, for a further transport of
+// one command (a Sentinel's link to a sentinel) once setup_tls() passed.
+int wrap_tls(const Options& o, const resplock_port_t& inner, resplock_mbedtls_t& tls,
+             resplock_port_t& out);
 #endif
 
 }  // namespace resplock_cli

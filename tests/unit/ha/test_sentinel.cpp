@@ -221,6 +221,159 @@ TEST(a_write_no_majority_of_sentinels_confirms_does_not_count) {
     CHECK(f.m.mock.done());
 }
 
+// Three sentinels, each over a Link of its own (a mock each), the master over the connection's.
+struct Linked {
+    resplock::mock::MockPort mocks[3];
+    resplock_port_t ports[3] = {mocks[0].port(), mocks[1].port(), mocks[2].port()};
+    Sentinel::Link links[3] = {Sentinel::Link(ports[0]), Sentinel::Link(ports[1]),
+                               Sentinel::Link(ports[2])};
+    Sentinel sentinel{"mymaster"};
+    support::MockConnection<> m;
+    Reply reply;
+
+    Linked() : m(Fixture::config(sentinel, 2000)) {
+        for (int i = 0; i < 3; ++i) {
+            CHECK(sentinel.add("127.0.0.1", static_cast<std::uint16_t>(26379 + i), &links[i]));
+        }
+    }
+    Status run() { return m.conn.command(ping, 1, reply); }
+    bool done() const {
+        const resplock::mock::MockPort* all[4] = {&m.mock, &mocks[0], &mocks[1], &mocks[2]};
+        bool ok = true;
+        for (int i = 0; i < 4; ++i) {
+            if (all[i]->done()) continue;
+            ok = false;
+            std::printf("      %s: %s, %zu steps left\n", i == 0 ? "master" : "a sentinel's link",
+                        all[i]->mismatch() != nullptr ? all[i]->mismatch() : "no mismatch",
+                        all[i]->steps_left());
+        }
+        return ok;
+    }
+};
+
+// Over links, every sentinel is asked at once: a first sentinel that accepts the connection and
+// never answers (a hung host) costs nothing, neither to resolve (the first good answer) nor to
+// confirm a write (a majority, and the silent one given confirm_grace_ms), and the master's
+// connection stays open through the confirmation.
+TEST(over_links_a_silent_sentinel_costs_nothing_while_a_majority_answers) {
+    Linked f;
+    Lock lock(f.m.conn, "k");
+    f.mocks[0].on_connect().expect(ask);  // never answers
+    f.mocks[1].on_connect().expect(ask).reply(addr_6380);
+    f.mocks[2].on_connect().expect(ask);  // answers too late to be read: not needed
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(set0).reply("+OK\r\n");
+    const std::uint32_t start = f.m.mock.now_ms;
+    f.mocks[0].on_connect().expect(ask);      // its link started afresh: asked again, silent again
+    f.mocks[1].expect(ask).reply(addr_6380);  // kept open since its answer
+    f.mocks[2].on_connect().expect(ask).reply(addr_6380);
+    CHECK_EQ(lock.acquire(1000), Status::ok);
+    CHECK(lock.held());
+    CHECK_EQ(f.m.mock.now_ms - start, Sentinel::confirm_grace_ms);
+    CHECK_EQ(f.sentinel.tried(), 3U);
+    CHECK_EQ(f.sentinel.confirmations(), 2U);
+    CHECK(f.m.conn.connected());  // no reconnection for the next command
+    CHECK_EQ(f.m.mock.connects, 1U);
+    CHECK_EQ(f.mocks[1].connects, 1U);
+    CHECK(f.done());
+}
+
+TEST(over_links_a_sentinel_that_names_another_node_ends_the_confirmation) {
+    Linked f;
+    Lock lock(f.m.conn, "k");
+    f.mocks[0].on_connect().expect(ask).reply(addr_6380);
+    f.mocks[1].on_connect().expect(ask).reply(addr_6380);
+    f.mocks[2].on_connect().expect(ask).reply(addr_6380);
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(set0).reply("+OK\r\n");
+    // The confirmation: the first sentinel already names the promoted replica.
+    f.mocks[0].expect(ask).reply(addr_6381);
+    f.mocks[1].expect(ask).reply(addr_6380);
+    f.mocks[2].expect(ask).reply(addr_6380);
+    // The acquisition is given back on the new master; this resolution prefers it.
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(release0).reply(":0\r\n");
+    f.mocks[0].expect(ask).reply(addr_6380);  // a sentinel that has not caught up yet
+    f.mocks[1].expect(ask).reply(addr_6381);
+    f.mocks[2].expect(ask).reply(addr_6381);
+    CHECK_EQ(lock.acquire(1000), Status::not_replicated);
+    CHECK(!lock.held());
+    CHECK(f.sentinel.master_moved() || f.sentinel.master().port == 6381U);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK_EQ(std::string(f.m.mock.last_host), std::string("127.0.0.1"));
+    CHECK_EQ(f.m.mock.last_port, 6381U);
+    CHECK(f.done());
+}
+
+TEST(over_links_no_majority_is_not_replicated_at_the_deadline) {
+    Linked f;
+    Lock lock(f.m.conn, "k");
+    f.mocks[0].on_connect().expect(ask).reply(addr_6380);
+    f.mocks[1].on_connect().expect(ask);
+    f.mocks[2].on_connect(RESPLOCK_PORT_REFUSED);
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(set0).reply("+OK\r\n");
+    f.mocks[0].expect(ask).reply(addr_6380);
+    f.mocks[1].on_connect().expect(ask);
+    f.mocks[2].on_connect(RESPLOCK_PORT_REFUSED);
+    // Given back on the node that took it (no sentinel named another), then the link goes.
+    f.m.mock.expect(release0).reply(":1\r\n");
+    CHECK_EQ(lock.acquire(1000), Status::not_replicated);
+    CHECK(!lock.held());
+    CHECK_EQ(f.sentinel.confirmations(), 1U);
+    CHECK(!f.sentinel.master_moved());
+    CHECK(!f.m.conn.connected());
+    CHECK(f.done());
+}
+
+// A waiter's busy attempts write nothing to confirm: a command more than recheck_ms after the last
+// check asks the sentinels first, and moves to the master they name before it goes out.
+TEST(a_command_after_recheck_ms_follows_a_failover_before_it_goes_out) {
+    Linked f;
+    f.mocks[0].on_connect().expect(ask).reply(addr_6380);
+    f.mocks[1].on_connect().expect(ask);
+    f.mocks[2].on_connect().expect(ask);
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    // Within recheck_ms: no question to the sentinels.
+    f.m.mock.advance(Sentinel::recheck_ms - 1);
+    f.m.mock.expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK(f.done());
+    // Past it: the sentinels name another node, and the command goes there.
+    f.m.mock.advance(1);
+    f.mocks[0].expect(ask).reply(addr_6381);  // settles the check: the others are not read
+    f.mocks[1].on_connect().expect(ask);
+    f.mocks[2].on_connect().expect(ask);
+    // The resolution that follows (a node other than the one left is preferred).
+    f.mocks[0].expect(ask).reply(addr_6381);
+    f.mocks[1].on_connect().expect(ask).reply(addr_6381);
+    f.mocks[2].on_connect().expect(ask).reply(addr_6381);
+    f.m.mock.on_connect().expect(role).reply(is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK_EQ(f.m.mock.last_port, 6381U);
+    CHECK(f.done());
+    // Still the master at the next check: the link stays.
+    f.m.mock.advance(Sentinel::recheck_ms);
+    f.mocks[0].expect(ask).reply(addr_6381);
+    f.mocks[1].expect(ask).reply(addr_6381);
+    f.mocks[2].expect(ask).reply(addr_6381);
+    f.m.mock.expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.connects, 2U);
+    CHECK(f.done());
+}
+
+// Without links the check goes over the connection, whose link to the master then goes too.
+TEST(without_links_the_recheck_asks_over_the_connection) {
+    Fixture f(1);
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    f.m.mock.advance(Sentinel::recheck_ms);
+    f.m.mock.on_connect().expect(ask).reply(addr_6381);
+    f.resolves(addr_6381, is_master).expect(ping_wire).reply("+PONG\r\n");
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.sentinel.master().port, 6381U);
+    CHECK(f.m.mock.done());
+}
+
 TEST(an_open_connection_is_reused_without_resolving) {
     Fixture f;
     f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
@@ -275,12 +428,23 @@ TEST(no_reachable_sentinel_is_connect_failed) {
     CHECK(f.m.mock.done());
 }
 
-TEST(a_silent_sentinel_is_a_timeout) {
+// A sentinel that accepts the connection and never answers (a hung host) costs its equal share
+// of the time left, not the whole of it: the next one is asked.
+TEST(a_silent_sentinel_costs_its_share_of_the_time) {
     Fixture f(2, 500);
     f.m.mock.on_connect().expect(ask).recv_timeout();
-    CHECK_EQ(f.run(), Status::timeout);
-    CHECK_EQ(f.sentinel.tried(), 1U);  // the deadline passed before the second
+    f.resolves(addr_6380, is_master).expect(ping_wire).reply("+PONG\r\n");
+    const std::uint32_t start = f.m.mock.now_ms;
+    CHECK_EQ(f.run(), Status::ok);
+    CHECK_EQ(f.m.mock.now_ms - start, 250U);
+    CHECK_EQ(f.sentinel.tried(), 2U);
     CHECK(f.m.mock.done());
+
+    Fixture g(2, 500);
+    g.m.mock.on_connect().expect(ask).recv_timeout().on_connect().expect(ask).recv_timeout();
+    CHECK_EQ(g.run(), Status::timeout);
+    CHECK_EQ(g.sentinel.tried(), 2U);
+    CHECK(g.m.mock.done());
 }
 
 TEST(a_sentinel_that_closes_at_once_is_skipped) {

@@ -877,9 +877,10 @@ TEST(limit_takes_replicas_even_with_fair) {
     const Parsed fair({"--limit", "3", "--fair", "--replicas", "1", "run", "k", "--", "true"});
     if (accepted(fair)) CHECK(fair.o.fair && fair.o.replicas == 1U);
     accepted(Parsed({"--limit", "3", "--replicas", "1", "extend", "k", "t"}));
-    // The fair lock still refuses it, and --replicas still fits acquire, run and extend only.
-    refused(Parsed({"--fair", "--replicas", "1", "acquire", "k"}),
-            "--fair does not take --replicas");
+    // So does the fair lock (every grant, handed over too, passes the check); --replicas still
+    // fits acquire, run and extend only.
+    const Parsed fair_lock({"--fair", "--replicas", "1", "acquire", "k"});
+    if (accepted(fair_lock)) CHECK(fair_lock.o.fair && fair_lock.o.replicas == 1U);
     refused(Parsed({"--limit", "3", "--replicas", "1", "status", "k"}),
             "--replicas applies to run, acquire and extend only");
 }
@@ -892,9 +893,11 @@ TEST(limit_with_fair_takes_fence_and_owner) {
         CHECK_TEXT(p.o.owner, "gw-1");
     }
     accepted(Parsed({"--limit", "2", "--fair", "--fence", "run", "k", "--", "true"}));
-    // Without --limit the fair lock still refuses them.
-    refused(Parsed({"--fair", "--fence", "acquire", "k"}), "--fair takes none of");
-    refused(Parsed({"--fair", "--owner", "gw-1", "acquire", "k"}), "--fair takes none of");
+    // So does the fair lock; it refuses the plain lock's once-per marker and wake list.
+    const Parsed fair_lock({"--fair", "--fence", "--owner", "gw-1", "acquire", "k"});
+    if (accepted(fair_lock)) CHECK(fair_lock.o.fence && fair_lock.o.owner_given);
+    refused(Parsed({"--fair", "--wake", "acquire", "k"}), "--fair takes neither");
+    refused(Parsed({"--fair", "--once-per", "1s", "acquire", "k"}), "--fair takes neither");
     // --fence stays an acquire/run option.
     refused(Parsed({"--limit", "2", "--fence", "status", "k"}),
             "--fence applies to run and acquire only");

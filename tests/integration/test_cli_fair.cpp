@@ -77,13 +77,47 @@ TEST(acquire_status_extend_and_release_with_fair) {
 }
 
 TEST(fair_refuses_options_it_does_not_take) {
-    for (const char* option : {"--wake", "--fence"}) {
-        const Result r = cli({"acquire", "--fair", option, "cli:fair:opt"});
+    for (const std::vector<std::string>& options :
+         {std::vector<std::string>{"--wake"}, std::vector<std::string>{"--once-per", "1s"}}) {
+        std::vector<std::string> args{"acquire", "--fair"};
+        args.insert(args.end(), options.begin(), options.end());
+        args.emplace_back("cli:fair:opt");
+        const Result r = cli(args);
         CHECK_EQ(r.code, 64);
         CHECK(r.err.find("--fair") != std::string::npos);
     }
-    CHECK_EQ(cli({"acquire", "--fair", "--owner", "me", "cli:fair:opt"}).code, 64);
     CHECK_EQ(server().cli({"EXISTS", "cli:fair:opt"}), std::string("0"));
+}
+
+// Like the plain lock, the fair lock takes a fencing number from KEY's counter ({KEY}:fence, one
+// sequence with the plain lock's), an owner label in its token, and --replicas (no replica here:
+// the grant is given back, exit 69, and says how many acknowledged).
+TEST(fair_takes_fence_owner_and_replicas) {
+    server().cli({"DEL", "cli:fair:fo", "{cli:fair:fo}:fence"});
+    const Result plain = cli({"--fence", "acquire", "cli:fair:fo"});
+    REQUIRE_EQ(plain.code, 0);
+    const std::string plain_line = trimmed(plain.out);
+    const unsigned long long first =
+        std::strtoull(plain_line.c_str() + plain_line.find(' ') + 1, nullptr, 10);
+    CHECK_EQ(cli({"release", "cli:fair:fo", plain_line.substr(0, plain_line.find(' '))}).code, 0);
+    const Result r = cli({"--fair", "--fence", "--owner", "dev-7", "acquire", "cli:fair:fo"});
+    REQUIRE_EQ(r.code, 0);
+    const std::string line = trimmed(r.out);
+    const std::string token = line.substr(0, line.find(' '));
+    const unsigned long long second = std::strtoull(line.c_str() + line.find(' ') + 1, nullptr, 10);
+    CHECK(second > first);
+    CHECK_EQ(std::to_string(second), server().cli({"GET", "{cli:fair:fo}:fence"}));
+    CHECK_EQ(token.rfind("dev-7:", 0), std::size_t{0});
+    CHECK_EQ(server().cli({"GET", "cli:fair:fo"}), token);
+    const Result status = cli({"--fair", "status", "cli:fair:fo"});
+    CHECK(status.out.find("dev-7") != std::string::npos);
+    CHECK_EQ(cli({"--fair", "release", "cli:fair:fo", token}).code, 0);
+
+    const Result unacknowledged = cli({"--fair", "--replicas", "1", "acquire", "cli:fair:fo"});
+    CHECK_EQ(unacknowledged.code, 69);
+    CHECK(unacknowledged.err.find("0 of 1 replicas") != std::string::npos);
+    CHECK_EQ(server().cli({"EXISTS", "cli:fair:fo"}), std::string("0"));  // given back
+    server().cli({"DEL", "{cli:fair:fo}:fence"});
 }
 
 TEST(run_with_fair_takes_the_lock_handed_over_by_release) {

@@ -186,7 +186,7 @@ struct Kinds {
         take({"--owner", "bob", "--fence", "acquire", "fenced"});
         take({"--owner", "s1", "--limit", "2", "acquire", "sem"});
         take({"--owner", "s2", "--limit", "2", "--fence", "acquire", "sem"});
-        take({"--fair", "acquire", "fairk"});
+        take({"--owner", "f1", "--fair", "acquire", "fairk"});
         // Its marker {oncek}:once holds the token too: a companion, not a lock.
         take({"--owner", "o", "--once-per", "1h", "acquire", "oncek"});
         ok = ok && waiter.start({RESPLOCK_CLI, "-u", server().url(), "--fair", "--wait", "60s",
@@ -299,7 +299,7 @@ TEST(list_json_parses_with_the_documented_fields) {
     Object& fair = objects[hex("fairk")];
     CHECK_EQ(fair["kind"], std::string("str:\"fair\""));
     CHECK_EQ(fair["waiters"], std::string("int:1"));
-    CHECK_EQ(fair["holders"], std::string("null/int"));  // fair tokens carry no label
+    CHECK_EQ(fair["holders"], std::string("\"f1\"/int"));
     Object& sem = objects[hex("sem")];
     CHECK_EQ(sem["kind"], std::string("str:\"semaphore\""));
     CHECK_EQ(sem["count"], std::string("int:2"));

@@ -624,17 +624,10 @@ int complete_options(Options& o, const char* redis_url) {
     }
     if (const int r = check_limit(o); r >= 0) return r;
     if (const int r = check_inspection(o); r >= 0) return r;
-    // The fair lock's tokens carry no label and it hands out no fencing number; the fair
-    // semaphore's do both.
-    if (o.fair && o.limit == 0 && (o.fence || o.once_per_ms != 0 || o.wake || o.owner_given)) {
-        report("--fair takes none of --fence, --once-per, --wake and --owner");
-        return exit_usage;
-    }
-    // A fair lock's hand-off is written by the releaser's connection, which the new holder's WAIT
-    // does not count. The fair semaphore's waiter writes after it (its BLPOP takes the hand-off's
-    // item), so its WAIT covers both.
-    if (o.fair && o.limit == 0 && o.replicas != 0) {
-        report("--fair does not take --replicas");
+    // A fair waiter waits in its queue and is handed the lock by the release: a once-per marker
+    // or a wake list of the plain lock would have no part in that.
+    if (o.fair && o.limit == 0 && (o.once_per_ms != 0 || o.wake)) {
+        report("--fair takes neither --once-per nor --wake");
         return exit_usage;
     }
     if (o.replicas != 0 && o.command != Command::run && o.command != Command::acquire &&

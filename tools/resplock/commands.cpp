@@ -69,8 +69,8 @@ resplock::AcquireOptions acquire_options(const Options& o) {
 Status take(resplock::Lock& lock, const Options& o, std::uint64_t& fence) {
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o), &fence);
 }
-Status take(resplock::FairLock& lock, const Options& o, std::uint64_t& /*fence*/) {
-    return lock.try_acquire(o.ttl_ms, o.wait_ms);
+Status take(resplock::FairLock& lock, const Options& o, std::uint64_t& fence) {
+    return lock.try_acquire(o.ttl_ms, o.wait_ms, o.fence ? &fence : nullptr);
 }
 Status take(resplock::QuorumLock& lock, const Options& o, std::uint64_t& /*fence*/) {
     return lock.try_acquire(o.ttl_ms, o.wait_ms, acquire_options(o));
@@ -478,6 +478,8 @@ int run_single(const Options& o, const Endpoint& ep, resplock_port_t port) {
     }
     if (o.fair) {
         resplock::FairLock lock(conn, o.operands[0]);  // KEY's length was checked (args.cpp)
+        (void)lock.set_owner(o.owner);
+        ask_replicas(lock, o, target);
         return dispatch(lock, list, o, target, port);
     }
     resplock::Lock lock(conn, o.operands[0]);

@@ -216,9 +216,8 @@ constexpr Piece options[] = {
      "      --fair               first come, first served: waiters queue in arrival order\n"
      "                           and release hands the lock to the first live one (queue\n"
      "                           {KEY}:q, or KEY:q when KEY has a {hash tag}); for acquire,\n"
-     "                           run, release (hands over); not with --fence, --once-per,\n"
-     "                           --wake, --owner (fair tokens carry no label), except with\n"
-     "                           --limit, whose fair leases take --fence and --owner\n"},
+     "                           run, release (hands over); takes --fence, --owner and\n"
+     "                           --replicas; not with --once-per or --wake\n"},
     {acquire | run | extend,
      "      --replicas N         acquire/run/extend: after taking or extending the lock, wait\n"
      "                           (WAIT, within --timeout) for N replicas to acknowledge it;\n"

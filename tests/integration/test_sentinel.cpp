@@ -4,6 +4,7 @@
 // `resplock run` keeps its lock (the renewals follow the new master) and a lock taken before it is
 // released after it; unreachable sentinels and an unknown master name fail with exit 69 and a
 // message naming them; a dead first sentinel is skipped.
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -192,6 +193,59 @@ TEST(a_dead_first_sentinel_is_skipped) {
     REQUIRE_EQ(a.code, 0);
     CHECK_EQ(t.master().cli({"GET", "sentinel:dead-first"}), trimmed(a.out));
     CHECK_EQ(cli({"--url", url, "release", "sentinel:dead-first", trimmed(a.out)}).code, 0);
+}
+
+// Sentinel i stopped (SIGSTOP: a hung host, whose kernel still accepts connections that nobody
+// answers) for the life of the guard, continued however the test ends.
+struct FrozenSentinel {
+    pid_t pid;
+    FrozenSentinel(SentinelTopology& t, std::size_t i) : pid(t.sentinel_pid(i)) {
+        if (pid > 0) kill(pid, SIGSTOP);
+    }
+    FrozenSentinel(const FrozenSentinel&) = delete;
+    FrozenSentinel& operator=(const FrozenSentinel&) = delete;
+    ~FrozenSentinel() {
+        if (pid > 0) kill(pid, SIGCONT);
+    }
+};
+
+// One frozen sentinel of three, the first the URL lists or the last: acquire, status and release
+// go on as before (the others are a majority), and a run that held its lock before the freeze
+// keeps it to the end. The time each command took is printed (a figure, not a bound).
+TEST(a_frozen_sentinel_costs_nothing_while_the_others_answer) {
+    SentinelTopology& t = shared();
+    REQUIRE(t.ok());
+    for (const std::size_t frozen : {std::size_t{0}, t.sentinels() - 1}) {
+        const std::string key = "sentinel:frozen-" + std::to_string(frozen);
+        support::Process run;
+        REQUIRE(run.start({RESPLOCK_CLI, "--url", t.url(), "--ttl", "1500", "run", key + ":run",
+                           "--", "sleep", "4"}));
+        REQUIRE(support::wait_until(
+            [&] {
+                return !t.master().cli({"GET", key + ":run"}).empty();
+            },
+            10));
+        const FrozenSentinel guard(t, frozen);
+        REQUIRE(guard.pid > 0);
+        for (int i = 0; i < 3; ++i) {
+            const auto start = std::chrono::steady_clock::now();
+            const Result a = cli({"--url", t.url(), "acquire", key});
+            const double acquired_s = support::seconds_since(start);
+            CHECK_EQ(a.code, 0);
+            if (a.code != 0) std::printf("      acquire stderr: %s", a.err.c_str());
+            const Result st = cli({"--url", t.url(), "status", key});
+            CHECK_EQ(st.code, a.code == 0 ? 0 : 1);
+            const auto released_from = std::chrono::steady_clock::now();
+            const Result r = cli({"--url", t.url(), "release", key, trimmed(a.out)});
+            CHECK(a.code != 0 || r.code == 0);
+            std::printf("      sentinel %zu frozen: acquire %.2f s, release %.2f s\n", frozen,
+                        acquired_s, support::seconds_since(released_from));
+        }
+        const Result held = run.wait(20);
+        CHECK_EQ(held.code, 0);
+        if (held.code != 0) std::printf("      run stderr: %s", held.err.c_str());
+        CHECK_EQ(t.master().cli({"EXISTS", key}), "0");
+    }
 }
 
 TEST(a_write_too_few_sentinels_confirm_is_given_back_and_says_so) {

@@ -303,3 +303,80 @@ TEST(replica_acknowledged_locks_are_granted_again_after_a_planned_failover) {
     for (std::size_t i = 0; i < t.replicas(); ++i)
         CHECK_EQ(t.replica(i).cli({"GET", "sentinel:acked"}), token);
 }
+
+// The fair lock across a planned failover. A holds the lock (`--fair --ttl 6000 run`, COMMAND a
+// line every 0.1 s for 8 s); B and C queue behind it (`--fair --wait 30000 run`, COMMAND a line
+// every 0.1 s for 1 s); SENTINEL FAILOVER 2.5 s after A took the lock. The former master stays a
+// master for seconds: a waiter left there would be granted the lock once A's copy of the key
+// expires there, while A still holds it on the new master. No two holders' lines may interleave
+// in the log; B and C must both get the lock within their wait; the time from A's last line to
+// the next holder's first is printed (the hand-off after a failover, a figure, not a bound).
+TEST(fair_waiters_follow_a_planned_failover_and_never_share_the_lock) {
+    SentinelTopology t;
+    REQUIRE(t.ok());
+    RedisServer& former = t.master();
+    const ScratchDir dir;
+    REQUIRE(!dir.path.empty());
+    const std::string log = dir.path + "/log";
+    const std::string key = "sentinel:fair-failover";
+    const auto writer = [&](const char* tag, int lines) {
+        return "i=0; while [ $i -lt " + std::to_string(lines) + " ]; do echo \"" + tag +
+               " $(date +%s%N)\" >> '" + log + "'; sleep 0.1; i=$((i+1)); done";
+    };
+    support::Process a;
+    REQUIRE(a.start({RESPLOCK_CLI, "--url", t.url(), "--fair", "--ttl", "6000", "run", key, "--",
+                     "sh", "-c", writer("a", 80)}));
+    REQUIRE(wait_until([&] { return !log_times(log, "a").empty(); }, 10));
+    const auto held = Clock::now();
+    support::Process b;
+    support::Process c;
+    REQUIRE(b.start({RESPLOCK_CLI, "--url", t.url(), "--fair", "--ttl", "6000", "--wait", "30000",
+                     "run", key, "--", "sh", "-c", writer("b", 10)}));
+    REQUIRE(wait_until([&] { return former.cli({"LLEN", "{" + key + "}:q"}) == "1"; }, 10));
+    REQUIRE(c.start({RESPLOCK_CLI, "--url", t.url(), "--fair", "--ttl", "6000", "--wait", "30000",
+                     "run", key, "--", "sh", "-c", writer("c", 10)}));
+    REQUIRE(wait_until([&] { return former.cli({"LLEN", "{" + key + "}:q"}) == "2"; }, 10));
+    CHECK_EQ(former.cli({"WAIT", "2", "5000"}), "2");
+    const double left = 2.5 - seconds_since(held);
+    if (left > 0) sleep_ms(static_cast<long>(left * 1000));
+    const long long failover_at = realtime_ns();
+    REQUIRE(t.start_failover());
+    const Result ra = a.wait(60);
+    const Result rb = b.wait(60);
+    const Result rc = c.wait(60);
+
+    // Each holder's span, from its first line to its last, in the order they held the lock.
+    struct Span {
+        char tag;
+        long long first;
+        long long last;
+    };
+    std::vector<Span> spans;
+    for (const char* tag : {"a", "b", "c"}) {
+        const std::vector<long long> w = log_times(log, tag);
+        if (!w.empty()) spans.push_back({tag[0], w.front(), w.back()});
+    }
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& x, const Span& y) { return x.first < y.first; });
+    std::printf("      exits: a %d, b %d, c %d\n", ra.code, rb.code, rc.code);
+    for (const Span& s : spans) {
+        std::printf("      %c held from %.2f s to %.2f s after the failover began\n", s.tag,
+                    seconds_between(failover_at, s.first), seconds_between(failover_at, s.last));
+    }
+    for (std::size_t i = 1; i < spans.size(); ++i) {
+        if (!CHECK(spans[i].first > spans[i - 1].last)) {
+            std::printf("      two holders: %c wrote while %c still held the lock\n", spans[i].tag,
+                        spans[i - 1].tag);
+        }
+    }
+    CHECK_EQ(spans.size(), std::size_t{3});
+    CHECK(ra.code == 0 || ra.code == 70);
+    CHECK_EQ(rb.code, 0);
+    CHECK_EQ(rc.code, 0);
+    if (!rb.err.empty()) std::printf("      b: %s", rb.err.c_str());
+    if (!rc.err.empty()) std::printf("      c: %s", rc.err.c_str());
+    if (spans.size() >= 2 && spans[0].tag == 'a') {
+        std::printf("      the next holder's first line came %.2f s after a's last\n",
+                    seconds_between(spans[0].last, spans[1].first));
+    }
+}

@@ -255,4 +255,8 @@ void SentinelTopology::kill_sentinel(std::size_t i) {
     if (i < sentinels_.size()) sentinels_[i].reset();
 }
 
+pid_t SentinelTopology::sentinel_pid(std::size_t i) const {
+    return i < sentinels_.size() && sentinels_[i] != nullptr ? sentinels_[i]->pid() : -1;
+}
+
 }  // namespace support

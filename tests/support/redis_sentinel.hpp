@@ -69,6 +69,8 @@ class SentinelTopology {
     bool failover(double timeout_s = 30);
     // Kills sentinel i.
     void kill_sentinel(std::size_t i);
+    // The process of sentinel i (-1 when it was killed), e.g. to stop it as a hung host would.
+    pid_t sentinel_pid(std::size_t i) const;
 
   private:
     bool start_replica();

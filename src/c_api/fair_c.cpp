@@ -45,6 +45,25 @@ resplock_status_t resplock_fair_try_acquire(resplock_fair_t* lock, uint32_t ttl_
     return c_status(object<FairLock>(lock).try_acquire(ttl_ms, wait_ms));
 }
 
+resplock_status_t resplock_fair_try_acquire_fenced(resplock_fair_t* lock, uint32_t ttl_ms,
+                                                   uint32_t wait_ms, uint64_t* fence) {
+    if (lock == nullptr || fence == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(object<FairLock>(lock).try_acquire(ttl_ms, wait_ms, fence));
+}
+
+resplock_status_t resplock_fair_set_owner(resplock_fair_t* lock, const char* owner,
+                                          size_t owner_len) {
+    if (lock == nullptr || (owner == nullptr && owner_len != 0)) {
+        return RESPLOCK_STATUS_invalid_argument;
+    }
+    return c_status(object<FairLock>(lock).set_owner({owner_len != 0 ? owner : "", owner_len}));
+}
+
+resplock_status_t resplock_fair_set_replicas(resplock_fair_t* lock, uint32_t replicas) {
+    if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
+    return c_status(object<FairLock>(lock).set_replicas(replicas));
+}
+
 resplock_status_t resplock_fair_release(resplock_fair_t* lock) {
     if (lock == nullptr) return RESPLOCK_STATUS_invalid_argument;
     return c_status(object<FairLock>(lock).release());

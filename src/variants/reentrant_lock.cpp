@@ -5,6 +5,7 @@
 #include "core/retry.hpp"
 #include "core/script.hpp"
 #include "core/token.hpp"
+#include "core/write_check.hpp"
 #include "variants/lua_scripts.hpp"
 
 namespace resplock {
@@ -96,8 +97,9 @@ Status ReentrantLock::attempt(std::uint32_t ttl_ms, std::int64_t& holder_ttl) no
             // when the key had expired and was made anew).
             levels_ = levels_ < count_ ? levels_ + 1 : count_;
             unsure_ = false;
+            const Validity before = hold_.validity();
             hold_.validity().start(sent_at, static_cast<std::uint32_t>(v[2].integer));
-            return Status::ok;
+            return confirmed(sent_at, 0, conn_.config().timeout_ms, before);
         }
         s = Status::protocol_error;
     } else {
@@ -196,7 +198,35 @@ Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexce
                                   reply, applied);
     if (s != Status::ok) return s;
     if (applied < 1 || applied > max_ttl_ms) return Status::protocol_error;
-    hold_.validity().start(sent_at, static_cast<std::uint32_t>(applied));
+    const auto ttl = static_cast<std::uint32_t>(applied);
+    const Status checked = confirmed(sent_at, ttl, wait_ms, hold_.validity());
+    if (checked == Status::ok) hold_.validity().start(sent_at, ttl);
+    return checked;
+}
+
+Status ReentrantLock::set_replicas(std::uint32_t replicas) noexcept {
+    if (replicas > Lock::max_replicas) return Status::invalid_argument;
+    replicas_ = static_cast<std::uint8_t>(replicas);
+    acknowledged_ = 0;
+    return Status::ok;
+}
+
+Status ReentrantLock::confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                                const Validity& before) noexcept {
+    if (replicas_ == 0 && conn_.config().router == nullptr) return Status::ok;
+    const bool reentry = ttl_ms == 0 && levels_ > 1;
+    const Validity earlier = before;  // `before` may be the hold's own, which settle() changes
+    struct Level {
+        ReentrantLock& lock;
+        Status release() const noexcept { return lock.release(); }
+    } level{*this};
+    const Status s =
+        detail::settle(level, conn_, hold_, replicas_, acknowledged_, sent_at, ttl_ms, wait_ms);
+    if (s != Status::ok && reentry && levels_ != 0) {
+        // The earlier levels stay held, with no more validity than they had (the re-entry raised
+        // the PTTL, which a promoted replica may lack).
+        hold_.validity() = earlier;
+    }
     return s;
 }
 

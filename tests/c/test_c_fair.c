@@ -65,6 +65,29 @@ int main(void) {
     CHECK_STATUS(resplock_fair_acquire(&a, 5000), RESPLOCK_STATUS_busy);
     CHECK_STATUS(resplock_fair_release(&b), RESPLOCK_STATUS_ok);
 
+    /* An owner label and fencing numbers, one sequence with the plain lock's; replicas asked
+     * for and none there: the grant is given back. */
+    CHECK_STATUS(resplock_fair_set_owner(&a, "bad label", 9), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_fair_set_owner(&a, "dev-7", 5), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_fair_try_acquire_fenced(&a, 5000, 0, NULL),
+                 RESPLOCK_STATUS_invalid_argument);
+    {
+        uint64_t first = 0, second = 0;
+        CHECK_STATUS(resplock_fair_try_acquire_fenced(&a, 5000, 0, &first), RESPLOCK_STATUS_ok);
+        token = resplock_fair_token(&a, &len);
+        CHECK(token != NULL && len == 6 + 2 * RESPLOCK_TOKEN_BYTES &&
+              memcmp(token, "dev-7:", 6) == 0);
+        CHECK_STATUS(resplock_fair_release(&a), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_fair_try_acquire_fenced(&b, 5000, 0, &second), RESPLOCK_STATUS_ok);
+        CHECK(first > 0 && second > first);
+        CHECK_STATUS(resplock_fair_release(&b), RESPLOCK_STATUS_ok);
+    }
+    CHECK_STATUS(resplock_fair_set_replicas(&a, 256), RESPLOCK_STATUS_invalid_argument);
+    CHECK_STATUS(resplock_fair_set_replicas(&a, 1), RESPLOCK_STATUS_ok);
+    CHECK_STATUS(resplock_fair_acquire(&a, 5000), RESPLOCK_STATUS_not_replicated);
+    CHECK(resplock_fair_token(&a, &len) == NULL);
+    CHECK_STATUS(resplock_fair_set_replicas(&a, 0), RESPLOCK_STATUS_ok);
+
     resplock_conn_deinit(&conn_a);
     resplock_conn_deinit(&conn_b);
     printf("%d checks, %d failed\n", checks, failures);

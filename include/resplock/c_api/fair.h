@@ -60,9 +60,26 @@ resplock_status_t resplock_fair_init(resplock_fair_t* lock, resplock_conn_t* con
 resplock_status_t resplock_fair_acquire(resplock_fair_t* lock, uint32_t ttl_ms);
 
 /* Queues and waits up to wait_ms for a release to hand the lock over (first come, first served).
- * ok: held. busy: the wait ran out (the queue entry is removed). wait_ms 0 is one attempt. */
+ * ok: held. busy: the wait ran out (the queue entry is removed). not_replicated: the write check
+ * (resplock_fair_set_replicas(), a Sentinel) failed on the last grant, which was given back.
+ * wait_ms 0 is one attempt. */
 resplock_status_t resplock_fair_try_acquire(resplock_fair_t* lock, uint32_t ttl_ms,
                                             uint32_t wait_ms);
+
+/* resplock_fair_try_acquire() with a fencing number: *fence (not NULL) receives the grant's
+ * number on ok, from the counter the plain lock's fenced acquisitions use (one sequence per
+ * key). A grant without a valid number is protocol_error. */
+resplock_status_t resplock_fair_try_acquire_fenced(resplock_fair_t* lock, uint32_t ttl_ms,
+                                                   uint32_t wait_ms, uint64_t* fence);
+
+/* An owner label in front of the tokens of the next acquisitions (owner_len bytes of A-Z a-z 0-9
+ * . _ -, at most RESPLOCK_MAX_OWNER_LEN; 0: none). ok or invalid_argument. */
+resplock_status_t resplock_fair_set_owner(resplock_fair_t* lock, const char* owner,
+                                          size_t owner_len);
+
+/* Replica acknowledgement after every grant (taken or handed over) and every extend, as
+ * resplock_lock_set_replicas(). ok or invalid_argument. */
+resplock_status_t resplock_fair_set_replicas(resplock_fair_t* lock, uint32_t replicas);
 
 /* Owner-checked release that hands the lock to the first live waiter. ok, not_owner, expired,
  * unknown_outcome and connection statuses, as resplock_lock_release. */

@@ -47,8 +47,10 @@ class ReentrantLock {
     // or enters it again when this owner id already holds it (count + 1). Either way the PTTL
     // becomes the larger of ttl_ms and the largest TTL any holder asked for since the key was
     // created, and local validity restarts from this request with that TTL.
-    // Returns ok (the server confirmed this very request), busy (another owner id or a value of
-    // another type holds the key; a hold this object believed it had is then lost),
+    // Returns ok (the server confirmed this very request, and the write check passed: see
+    // set_replicas()), busy (another owner id or a value of another type holds the key; a hold
+    // this object believed it had is then lost), not_replicated (the write check failed: the
+    // acquisition's count was given back with release()),
     // invalid_argument (bad key or owner id, ttl_ms outside 1..max_ttl_ms), random_failed,
     // unknown_outcome (the request went out but its reply was lost), protocol_error / too_large
     // (the reply was malformed or not the expected one; too_large unsent: the request does not
@@ -63,8 +65,9 @@ class ReentrantLock {
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL (it
     // comes with the busy reply, so waiting costs no extra request) nor the deadline. wait_ms 0
     // is exactly one attempt. Failures that show the request was not executed (no connection,
-    // LOADING, BUSY) are retried within the wait. Returns acquire()'s statuses; busy when the
-    // wait ran out with the lock still held; invalid_argument when wait_ms exceeds max_ttl_ms.
+    // LOADING, BUSY, CLUSTERDOWN) and a failed write check (not_replicated: given back) are
+    // retried within the wait. Returns acquire()'s statuses; busy when the wait ran out with the
+    // lock still held; invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked decrement: takes 1 from this owner id's count and deletes the key when the
@@ -87,8 +90,20 @@ class ReentrantLock {
     // hold), unknown_outcome, protocol_error, too_large, or connection/error-reply statuses. Waits
     // for the reply no longer than the connection's timeout, nor the local validity left, nor
     // wait_ms. After unknown_outcome, protocol_error or too_large the old validity stands: the
-    // script never sets a PTTL shorter than the one the key had.
+    // script never sets a PTTL shorter than the one the key had. not_replicated: the write check
+    // failed (see set_replicas()); the validity is then no more than it was.
     Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms = max_span_ms) noexcept;
+
+    // Replica acknowledgement and the router's confirmation, as Lock::set_replicas: after every
+    // acquisition (a first one or a re-entry) and every extend the server granted, WAIT for
+    // `replicas` replicas (when not 0), then, through a router, its confirmation that the node
+    // is still the master. When either fails, the acquisition's count is given back (release():
+    // a re-entry leaves the earlier levels held with no more validity than they had), an extend
+    // keeps no more validity than it had, and the call returns not_replicated (or the WAIT's
+    // error status). Returns ok, or invalid_argument (over Lock::max_replicas).
+    Status set_replicas(std::uint32_t replicas) noexcept;
+    // How many replicas acknowledged the last WAIT (0 before any, or without a count).
+    std::uint32_t replicas_acknowledged() const noexcept { return acknowledged_; }
 
     // Who holds the key, this owner id's count, and the PTTL, atomically in one round trip.
     // Returns ok, invalid_argument, protocol_error, or connection/error-reply statuses.
@@ -118,10 +133,16 @@ class ReentrantLock {
                resp::Reply& reply, Deadline deadline) noexcept;
     Status owner_result(Status s, const resp::Reply& reply, std::int64_t& value) noexcept;
     void drop() noexcept;
+    // The write check after a grant (ttl_ms 0; `before`: the validity the earlier levels had) or
+    // an extend to ttl_ms, whose request was sent at sent_at with wait_ms to go.
+    Status confirmed(std::uint32_t sent_at, std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                     const Validity& before) noexcept;
 
     Connection& conn_;
-    Hold hold_;                 // the key, the owner id as its token, and the validity
-    bool unsure_ = false;       // a first acquisition's outcome is unknown
+    Hold hold_;            // the key, the owner id as its token, and the validity
+    bool unsure_ = false;  // a first acquisition's outcome is unknown
+    std::uint8_t replicas_ = 0;
+    std::uint8_t acknowledged_ = 0;
     std::uint32_t levels_ = 0;  // confirmed acquisitions by this object not yet released
     std::uint32_t count_ = 0;
 };

@@ -184,3 +184,55 @@ TEST(a_lapsed_hold_stays_lapsed_when_the_clock_moves_on_by_2_31_ms) {
     CHECK_EQ(f.lock.extend(1000), Status::expired);
     CHECK(f.mock.done());
 }
+
+// set_replicas(): a grant, first or re-entry, and an extend pass the write check (WAIT; a
+// router's confirmation). A first acquisition that fails it is given back and, within a wait,
+// asked for again over a new connection; a re-entry that fails it gives its count back and leaves
+// the earlier level with the validity it had; an extend that fails it keeps no more validity.
+TEST(replicas_check_every_grant_and_extend) {
+    Fixture f;
+    CHECK_EQ(f.lock.set_replicas(256), Status::invalid_argument);
+    CHECK_EQ(f.lock.set_replicas(1), Status::ok);
+    f.mock.on_connect()
+        .expect(f.acquire_cmd("1000"))
+        .reply("*2\r\n:1\r\n:1000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "50"}))
+        .reply(":0\r\n")
+        .expect(f.release_cmd())
+        .reply(":0\r\n")
+        .on_connect()
+        .expect(f.acquire_cmd("1000"))
+        .reply("*2\r\n:1\r\n:1000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "50"}))
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.try_acquire(1000, 500), Status::ok);
+    CHECK(f.lock.held());
+    CHECK_EQ(f.lock.replicas_acknowledged(), 1U);
+    CHECK(f.mock.done());
+
+    // A re-entry not acknowledged: its count is given back, the first level keeps its validity.
+    f.mock.advance(100);
+    const std::uint32_t before = f.lock.remaining_ms();
+    f.mock.expect(f.acquire_cmd("1000"))
+        .reply("*2\r\n:2\r\n:1000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "50"}))
+        .reply(":0\r\n")
+        .expect(f.release_cmd())
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.acquire(1000), Status::not_replicated);
+    CHECK_EQ(f.lock.remaining_ms(), before);
+    CHECK_EQ(f.lock.count(), 1U);
+    CHECK(f.lock.token() == "o");
+    CHECK(f.mock.done());
+
+    // An extend not acknowledged keeps no more validity than it had.
+    f.mock.on_connect()
+        .expect(wire::cmd({"EVALSHA", extend_sha, "1", "k", "o", "5000"}))
+        .reply(":5000\r\n")
+        .expect(wire::cmd({"WAIT", "1", "50"}))
+        .reply(":0\r\n");
+    CHECK_EQ(f.lock.extend(5000), Status::not_replicated);
+    CHECK(f.lock.remaining_ms() <= before);
+    CHECK(f.lock.held());
+    CHECK(f.mock.done());
+}

@@ -43,7 +43,8 @@ class Lock {
     // but its reply was lost), protocol_error / too_large (the reply was malformed or not the
     // expected one), not_replicated (see set_replicas(): through a router or with replicas
     // asked for, the write was not confirmed and was given back), any connect/handshake status
-    // of Connection::command, or an error-reply status (try_again: CLUSTERDOWN or TRYAGAIN, the
+    // of Connection::command, or an error-reply status (try_again: CLUSTERDOWN or TRYAGAIN;
+    // no_replicas: NOREPLICAS, a master short of the replicas min-replicas-to-write asks for: the
     // SET did not run). After unknown_outcome, protocol_error or too_large the lock is not held,
     // but the token is kept (remaining_ms() 0) so release() can remove a key the server may have
     // set; otherwise it expires by its TTL.

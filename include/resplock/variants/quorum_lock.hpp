@@ -62,8 +62,8 @@ class QuorumLock {
 
     // acquire() until held or `wait_ms` has passed, with the jittered backoff of
     // Lock::try_acquire. A failed attempt is repeated when its status is busy, a connection
-    // failure, loading or server_busy. Returns acquire()'s statuses (the last attempt's);
-    // invalid_argument when wait_ms exceeds max_ttl_ms.
+    // failure, loading, server_busy, try_again or no_replicas. Returns acquire()'s statuses (the
+    // last attempt's); invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // acquire() / try_acquire() with options: only `owner` (the same label on every server),

@@ -63,8 +63,9 @@ class ReentrantLock {
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL (it
     // comes with the busy reply, so waiting costs no extra request) nor the deadline. wait_ms 0
     // is exactly one attempt. Failures that show the request was not executed (no connection,
-    // LOADING, BUSY) are retried within the wait. Returns acquire()'s statuses; busy when the
-    // wait ran out with the lock still held; invalid_argument when wait_ms exceeds max_ttl_ms.
+    // LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, NOREPLICAS) are retried within the wait. Returns
+    // acquire()'s statuses; busy when the wait ran out with the lock still held; invalid_argument
+    // when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked decrement: takes 1 from this owner id's count and deletes the key when the

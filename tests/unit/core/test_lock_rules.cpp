@@ -345,11 +345,13 @@ TEST(may_have_run_after_a_request_that_went_out_without_a_usable_answer) {
     CHECK_EQ(s, Status::server_error);
     CHECK(detail::may_have_run(f.conn, s, true));
     CHECK(!detail::may_have_run(f.conn, s, false));
-    // LOADING, BUSY, CLUSTERDOWN and TRYAGAIN refuse even a script before it runs.
+    // LOADING, BUSY, CLUSTERDOWN, TRYAGAIN and NOREPLICAS refuse even a script before it writes.
     for (const char* refused :
          {"-LOADING Redis is loading the dataset in memory\r\n",
           "-BUSY Redis is busy running a script\r\n", "-CLUSTERDOWN The cluster is down\r\n",
-          "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"}) {
+          "-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+          "-NOREPLICAS Not enough good replicas to write. script: "
+          "58a4486d0aceafc645a5dacb2b575167e2ec561a, on @user_script:1.\r\n"}) {
         f.mock.expect(get_k).reply(refused);
         s = detail::outcome(f.conn, f.request());
         CHECK(detail::refused_unrun(s));
@@ -532,14 +534,14 @@ TEST(eval_fits_exactly_the_buffer_the_eval_form_needs) {
 // ---- retryable, retry ----
 
 TEST(retryable_are_busy_and_the_statuses_that_show_nothing_ran) {
-    for (int i = 0; i <= static_cast<int>(Status::try_again); ++i) {
+    for (int i = 0; i <= static_cast<int>(Status::no_replicas); ++i) {
         const auto s = static_cast<Status>(i);
         // not_replicated: the acquisition was given back; the others: nothing ran.
         const bool expected = s == Status::busy || s == Status::timeout || s == Status::closed ||
                               s == Status::io_error || s == Status::connect_failed ||
                               s == Status::loading || s == Status::server_busy ||
-                              s == Status::try_again || s == Status::too_many_redirects ||
-                              s == Status::not_replicated;
+                              s == Status::try_again || s == Status::no_replicas ||
+                              s == Status::too_many_redirects || s == Status::not_replicated;
         if (!CHECK_EQ(detail::retryable(s), expected)) check::print(s);
     }
 }

@@ -213,18 +213,19 @@ Status FairLock::release() noexcept {
     const Names names(base(), token());
     std::string_view args[11] = {{},    {},      "3"sv, key(), names.queue(), names.entries(),
                                  "r"sv, token(), "0"sv, "0"sv, names.prefix()};
-    Status s = Status::too_large;
-    if (detail::eval_fits(connection(), fair_script, args, 11)) {
-        resp::Reply reply;
-        s = detail::owner_answer(
-            connection(),
-            detail::eval(connection(), fair_script, args, 11, reply,
-                         Deadline::after(connection().port(), connection().config().timeout_ms)),
-            reply, false);
-    }
-    lock_.hold().validity().end();
-    if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.hold().drop();
-    return s;
+    auto once = [&](Deadline until) {
+        Status s = Status::too_large;
+        if (detail::eval_fits(connection(), fair_script, args, 11)) {
+            resp::Reply reply;
+            s = detail::owner_answer(
+                connection(), detail::eval(connection(), fair_script, args, 11, reply, until),
+                reply, false);
+        }
+        lock_.hold().validity().end();
+        if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.hold().drop();
+        return s;
+    };
+    return detail::retry_release(connection(), key(), once);
 }
 
 Status FairLock::adopt(std::string_view token) noexcept {

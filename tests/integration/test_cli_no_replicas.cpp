@@ -2,7 +2,7 @@
 // which refuses every write with -NOREPLICAS: acquire, --wait, --fence, --fair, --limit and run
 // exit 69 (a temporary state, like -CLUSTERDOWN), retry within --wait, say the server refused the
 // write and never that the lock may have been taken; a refusal lifted during the wait lets the
-// acquisition through. The refusal is lifted once the server has counted a
+// acquisition and the release through. The refusal is lifted once the server has counted a
 // refusal of the tool's request (INFO errorstats), never after a fixed sleep.
 #include <cstdio>
 #include <cstdlib>
@@ -105,4 +105,36 @@ TEST(a_refusal_lifted_during_the_wait_lets_the_acquisition_through) {
         CHECK_EQ(cli(release).code, 0);
         CHECK(master().cli({"EXISTS", "cli-norep-lifted"}) == "0");
     }
+}
+
+TEST(a_release_refused_is_retried_until_the_refusal_is_lifted) {
+    const support::Result a = cli({"acquire", "cli-norep-release"});
+    REQUIRE_EQ(a.code, 0);
+    const std::string token = a.out.substr(0, a.out.find('\n'));
+    refuse_writes(true);
+    const long long before = refusals();
+    support::Process p;
+    REQUIRE(p.start(tool({"release", "cli-norep-release", token})));
+    CHECK(support::wait_until([&] { return refusals() > before; }, 10));
+    refuse_writes(false);
+    const support::Result r = p.wait();
+    std::printf("    exit %d after %.2f s: %s", r.code, r.secs, r.err.c_str());
+    CHECK_EQ(r.code, 0);
+    CHECK(master().cli({"EXISTS", "cli-norep-release"}) == "0");
+}
+
+TEST(a_release_refused_for_longer_than_half_the_timeout_exits_69_and_keeps_the_key) {
+    const support::Result a = cli({"acquire", "cli-norep-kept"});
+    REQUIRE_EQ(a.code, 0);
+    const std::string token = a.out.substr(0, a.out.find('\n'));
+    refuse_writes(true);
+    const long long before = refusals();
+    const support::Result r = cli({"--timeout", "400", "release", "cli-norep-kept", token});
+    std::printf("    exit %d after %.2f s: %s", r.code, r.secs, r.err.c_str());
+    CHECK_EQ(r.code, 69);
+    CHECK(has(r.err, "NOREPLICAS"));
+    CHECK(refusals() - before >= 2);  // retried
+    refuse_writes(false);
+    CHECK(master().cli({"EXISTS", "cli-norep-kept"}) == "1");
+    CHECK_EQ(cli({"release", "cli-norep-kept", token}).code, 0);
 }

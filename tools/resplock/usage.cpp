@@ -180,7 +180,8 @@ constexpr Piece options[] = {
      "  -c, --command CMD        run: run /bin/sh -c CMD as COMMAND (flock's form: run KEY\n"
      "                           -c CMD); not with -- COMMAND, nor CMD empty (64)\n"},
     {every,
-     "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
+     "      --timeout MS         connect and per-command I/O timeout (1..2147483647);\n"
+     "                           a refused release is retried for half of it\n"
      "                           default: 2000\n"},
     {every,
      "      --owner LABEL        acquire/run: tokens are LABEL:<random hex>, so that\n"

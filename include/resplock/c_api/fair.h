@@ -60,7 +60,8 @@ resplock_status_t resplock_fair_try_acquire(resplock_fair_t* lock, uint32_t ttl_
                                             uint32_t wait_ms);
 
 /* Owner-checked release that hands the lock to the first live waiter. ok, not_owner, expired,
- * unknown_outcome and connection statuses, as resplock_lock_release. */
+ * unknown_outcome and connection statuses, and the retries of a release the server refused
+ * before running it, as resplock_lock_release. */
 resplock_status_t resplock_fair_release(resplock_fair_t* lock);
 
 /* Owner-checked PEXPIRE to ttl_ms. ok: validity restarts. not_owner / expired: the lock is lost. */

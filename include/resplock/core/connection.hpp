@@ -60,7 +60,8 @@ struct Deadline {
         return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
     }
     // Milliseconds since the deadline passed (0 while it has not).
-    std::uint32_t overdue(const resplock_port_t& port) const noexcept {
+    __attribute__((always_inline)) std::uint32_t overdue(
+        const resplock_port_t& port) const noexcept {
         const auto late = static_cast<std::int32_t>(port.now_ms(port.ctx) - at_ms);
         return late > 0 ? static_cast<std::uint32_t>(late) : 0U;
     }

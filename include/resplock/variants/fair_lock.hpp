@@ -61,13 +61,16 @@ class FairLock {
     // the waiter blocks on its wake list (refreshing its entry at bounded intervals) until a
     // release hands it the lock. wait_ms 0 is acquire(). Returns ok (held), busy (the wait ran
     // out; the entry was removed, and a lock handed over meanwhile is taken, returning ok), and
-    // acquire()'s statuses; connection failures before a request was sent, and LOADING / BUSY
-    // replies, are retried within the wait. Falls back to sleeping between attempts when the
-    // server refuses BLPOP. invalid_argument when wait_ms exceeds max_ttl_ms.
+    // acquire()'s statuses; connection failures before a request was sent, and LOADING / BUSY /
+    // CLUSTERDOWN / TRYAGAIN / NOREPLICAS replies, are retried within the wait. Falls back to
+    // sleeping between attempts when the server refuses BLPOP. invalid_argument when wait_ms
+    // exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked release that hands the lock to the first live waiter (or deletes KEY when
-    // none is queued). Statuses as Lock::release.
+    // none is queued). Statuses, and the retries of a release the server did not run within the
+    // connection's timeout, as Lock::release; also wrong_type (a companion key holds another
+    // type: the token is kept) and too_large (the request does not fit the buffer: not sent).
     Status release() noexcept;
 
     // Owner-checked PEXPIRE with the plain lock's script. Statuses and validity as Lock::extend.

@@ -77,8 +77,10 @@ class ReentrantLock {
     // released and the count is not 0. After unknown_outcome, protocol_error or too_large the
     // decrement may or may not have run: the level counts as released (repeating the release
     // could take a level twice) and remaining_ms() is 0, since the key may be gone; a later
-    // extend() re-establishes validity if levels remain. When a request could not be sent
-    // (connection failures), nothing changes and the release may be repeated.
+    // extend() re-establishes validity if levels remain. A release the server did not run
+    // (connection failures before the request was sent, loading, server_busy, try_again,
+    // no_replicas, too_many_redirects) changes nothing: it is retried as Lock::release is, within
+    // the connection's timeout, and may be repeated after it returns.
     Status release() noexcept;
 
     // Owner-checked PEXPIRE to the larger of ttl_ms and the largest TTL any holder asked for

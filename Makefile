@@ -164,9 +164,9 @@ install: $(BUILD)/resplock $(BUILD)/resplock.1.gz
 
 # Footprint on a Cortex-M core (CORE; a folder per core, never mixed with the objects above). The
 # core is what a minimal firmware of the plain lock links from the library (firmware_core below),
-# wherever in src/ it lives, on every core. Budget: core flash CORE_FLASH_BUDGET (the plain lock,
-# the hooks to the optional HA routers and replica acknowledgement, and reading a reply of any
-# size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack excluded); the
+# wherever in src/ it lives, on every core. Budget: core flash CORE_FLASH_BUDGET (the plain lock
+# with the retries of its release, the hooks to the optional HA routers and replica
+# acknowledgement, and reading a reply of any size), core .data+.bss 0 B, 512 B of stack per public call (the port's own stack excluded); the
 # same on every core (docs/footprint.md).
 # The core measured: its -mcpu, and the -mfpu of its hard-float ABI (none on the Cortex-M0+).
 SIZE_CORES := cortex-m0plus cortex-m4 cortex-m7 cortex-m33
@@ -187,7 +187,7 @@ SIZE_ARCH := -mcpu=$(CORE) -mthumb $(if $(filter hard,$(SIZE_FLOAT)),\
 # The prefix of the figures: cortex_m0plus.core_flash ...
 CORE_LABEL := $(subst -,_,$(CORE))
 SIZE_BUILD ?= $(BUILD)/size-$(CORE)
-CORE_FLASH_BUDGET := 4224
+CORE_FLASH_BUDGET := 4352
 SIZE_CXX ?= arm-none-eabi-g++
 SIZE_FLAGS := -Os $(SIZE_ARCH) -ffunction-sections -fdata-sections
 SIZE_ANALYSIS := -fstack-usage -fcallgraph-info=su

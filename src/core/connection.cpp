@@ -12,10 +12,12 @@ namespace {
 
 using detail::port_status;
 
-// The first words of the error replies with a status of their own, in the order of those
-// statuses: auth_required is the first, wrong_type the last; every word after it is try_again.
+// The first words of the error replies with a status of their own: those of auth_required to
+// wrong_type, in the order of those statuses; then NOREPLICAS (no_replicas); every word after it
+// is try_again.
 constexpr std::string_view error_words =
-    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY OOM WRONGTYPE CLUSTERDOWN TRYAGAIN ";
+    "NOAUTH WRONGPASS NOPERM NOSCRIPT READONLY LOADING BUSY "
+    "OOM WRONGTYPE NOREPLICAS CLUSTERDOWN TRYAGAIN ";
 static_assert(static_cast<int>(Status::wrong_type) - static_cast<int>(Status::auth_required) == 8,
               "error_words follows the status list");
 
@@ -46,8 +48,9 @@ Status classify_error(std::string_view message) noexcept {
             continue;
         }
         if (matched == message.size() || (matched < message.size() && message[matched] == ' ')) {
-            return index > static_cast<int>(Status::wrong_type) ? Status::try_again
-                                                                : static_cast<Status>(index);
+            constexpr int last_in_order = static_cast<int>(Status::wrong_type);
+            if (index <= last_in_order) return static_cast<Status>(index);
+            return index == last_in_order + 1 ? Status::no_replicas : Status::try_again;
         }
         matched = 0;
         ++index;

@@ -121,24 +121,37 @@ Status Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t se
     return confirmed(s, sent_at, 0, conn_.config().timeout_ms);
 }
 
-Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
-    struct Attempt {
-        Lock& lock;
-        std::uint32_t ttl_ms;
-    } attempt{*this, ttl_ms};
+// An attempt of try_acquire(), or of release(): `value` is the TTL of an acquisition, or the
+// deadline (Deadline::at_ms) up to which a release's request is awaited.
+struct Lock::Attempt {
+    Lock& lock;
+    std::uint32_t value;
+    bool release;
+};
+
+// One copy of the retry loop for try_acquire() and release(): a plain lock's firmware calls both,
+// and a second copy would cost it about 250 B of flash (docs/footprint.md). The release's deadline
+// is taken here, so that release() needs no frame of its own: its stack is try_acquire()'s.
+Status Lock::repeat(std::uint32_t ttl_ms, std::uint32_t wait_ms, bool release) noexcept {
+    Attempt attempt{*this, release ? detail::release_deadline(conn_).at_ms : ttl_ms, release};
     static constexpr detail::Acquirer acquirer = {
         [](void* ctx) {
             auto& a = *static_cast<Attempt*>(ctx);
-            return a.lock.acquire(a.ttl_ms);
+            return a.release ? a.lock.release_once({a.value}) : a.lock.acquire(a.value);
         },
         [](void* ctx) {
-            // The holder's PTTL: the lock may be free before the backoff ends.
+            // After busy (an acquisition's only): the holder's PTTL, the lock may be free before
+            // the backoff ends.
             LockInfo info;
             return static_cast<Attempt*>(ctx)->lock.query(info) == Status::ok ? info.ttl_ms
                                                                               : std::int64_t{-1};
         },
         nullptr, nullptr};
     return detail::retry(conn_, key(), wait_ms, acquirer, &attempt);
+}
+
+Status Lock::try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
+    return repeat(ttl_ms, wait_ms, false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -277,27 +290,28 @@ Status Lock::release(const AcquireOptions& options) noexcept {
     if (key().empty() || token().empty()) return Status::invalid_argument;
     const KeyName wake_key(key(), ":wake"sv);
     std::string_view args[6] = {{}, {}, "2"sv, key(), wake_key.view(), token()};
-    Status s = Status::too_large;
-    if (detail::eval_fits(conn_, release_script, args, 6)) {
-        resp::Reply reply;
-        s = owner_result(detail::eval(conn_, release_script, args, 6, reply,
-                                      Deadline::after(conn_.port(), conn_.config().timeout_ms)),
-                         reply, false);
-    }
-    // As release(): the caller stops relying on the lock whatever the outcome.
-    hold_.validity().end();
-    if (s == Status::ok) hold_.drop();
-    return s;
+    auto once = [&](Deadline until) {
+        Status s = Status::too_large;
+        if (detail::eval_fits(conn_, release_script, args, 6)) {
+            resp::Reply reply;
+            s = owner_result(detail::eval(conn_, release_script, args, 6, reply, until), reply,
+                             false);
+        }
+        // As release(): the caller stops relying on the lock whatever the outcome.
+        hold_.validity().end();
+        if (s == Status::ok) hold_.drop();
+        return s;
+    };
+    return detail::retry_release(conn_, key(), once);
 }
 
 // ---------------------------------------------------------------------------------------------
 // The owner script: release, extend, query
 
 Status Lock::run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                        std::uint32_t wait_ms) noexcept {
+                        Deadline until) noexcept {
     std::string_view args[6] = {{}, {}, "1"sv, key(), token(), ttl};
-    return detail::eval_inline(conn_, owner_script, args, 4 + argc, reply,
-                               Deadline::after(conn_.port(), wait_ms));
+    return detail::eval_inline(conn_, owner_script, args, 4 + argc, reply, until);
 }
 
 // The answer of the release/extend request; forgets the token once the lock is known lost.
@@ -309,8 +323,13 @@ Status Lock::owner_result(Status s, const resp::Reply& reply, bool key_only) noe
 
 Status Lock::release() noexcept {
     if (key().empty() || token().empty()) return Status::invalid_argument;
+    // detail::retry_release(), spelled out over the loop try_acquire() shares.
+    return repeat(0, detail::release_retry_ms(conn_), true);
+}
+
+Status Lock::release_once(Deadline until) noexcept {
     resp::Reply reply;
-    const Status s = owner_result(run_script(1, {}, reply, conn_.config().timeout_ms), reply);
+    const Status s = owner_result(run_script(1, {}, reply, until), reply);
     // Whatever the outcome, the caller stops relying on the lock; the token stays for a retry
     // unless the release is done or the key is known lost.
     hold_.validity().end();
@@ -328,9 +347,10 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
     const std::size_t ttl_len = resp::format_decimal(ttl_ms, ttl_text);
     const std::uint32_t sent_at = port.now_ms(port.ctx);
     resp::Reply reply;
-    const Status s =
-        confirmed(owner_result(run_script(2, {ttl_text, ttl_len}, reply, wait_ms), reply), sent_at,
-                  ttl_ms, wait_ms);
+    const Status s = confirmed(
+        owner_result(run_script(2, {ttl_text, ttl_len}, reply, Deadline::after(sent_at, wait_ms)),
+                     reply),
+        sent_at, ttl_ms, wait_ms);
     // Unconfirmed, the renewal may still have run, and a shorter TTL then ends the key before
     // the old validity would have.
     if (s == Status::ok) {
@@ -344,7 +364,8 @@ Status Lock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {
 Status Lock::query(LockInfo& info) noexcept {
     if (key().empty()) return Status::invalid_argument;
     resp::Reply reply;
-    const Status s = run_script(0, {}, reply, conn_.config().timeout_ms);
+    const Status s =
+        run_script(0, {}, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms));
     if (s != Status::ok) return s;
     const resp::Value* v = reply.values;
     if (reply.count != 3 || !v[0].is(resp::Type::array) || v[0].size != 2 ||

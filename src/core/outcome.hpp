@@ -19,7 +19,7 @@ namespace resplock::detail {
 constexpr std::uint32_t status_bit(Status s) noexcept {
     return std::uint32_t{1} << static_cast<unsigned>(s);
 }
-static_assert(static_cast<unsigned>(Status::try_again) < 32, "every status fits a 32-bit set");
+static_assert(static_cast<unsigned>(Status::no_replicas) < 32, "every status fits a 32-bit set");
 inline bool in(Status s, std::uint32_t set) noexcept {
     return ((set >> static_cast<unsigned>(s)) & 1U) != 0;
 }
@@ -42,9 +42,12 @@ inline __attribute__((always_inline)) Status outcome(const Connection& conn, Sta
 }
 
 // Error replies with which the server refuses a command, a script included, before running it:
-// LOADING, BUSY (another script runs), CLUSTERDOWN / TRYAGAIN (try_again).
+// LOADING, BUSY (another script runs), CLUSTERDOWN / TRYAGAIN (try_again), NOREPLICAS (a master
+// with min-replicas-to-write that lacks replicas: it refuses every write, a script's first one
+// included, so a script stopped by it wrote nothing; our scripts never catch an error).
 constexpr std::uint32_t refused_unrun_set =
-    status_bit(Status::loading) | status_bit(Status::server_busy) | status_bit(Status::try_again);
+    status_bit(Status::loading) | status_bit(Status::server_busy) | status_bit(Status::try_again) |
+    status_bit(Status::no_replicas);
 inline bool refused_unrun(Status s) noexcept {
     return in(s, refused_unrun_set);
 }
@@ -114,11 +117,12 @@ inline bool fence_number(const resp::Value& v, std::uint64_t& out) noexcept {
     return true;
 }
 
-// Whether an acquisition attempt that ended with `s` may be repeated: busy, a status that shows
-// the request was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, a cluster
+// Whether an attempt that ended with `s` may be repeated: busy, a status that shows the request
+// was not executed (no connection, LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, NOREPLICAS, a cluster
 // still redirecting: e.g. to a master that died before the cluster noticed), or a write that
 // will not last and was given back (not_replicated: after a failover the next attempt finds the
-// new master).
+// new master). Of a release's statuses (never busy nor not_replicated), exactly those that show
+// it did not run.
 inline bool retryable(Status s) noexcept {
     return in(s, refused_unrun_set | status_bit(Status::busy) | status_bit(Status::timeout) |
                      status_bit(Status::closed) | status_bit(Status::io_error) |

@@ -98,6 +98,45 @@ inline __attribute__((always_inline)) Status retry(const Connection& conn, std::
     }
 }
 
+// The bound of a release's retries, the same for every lock kind (see retry_release()): the
+// deadline of every attempt's request, the connection's timeout from the start of the release;
+// and retry()'s wait, the first half of that timeout, after which no attempt starts.
+inline __attribute__((always_inline)) Deadline release_deadline(const Connection& conn) noexcept {
+    return Deadline::after(conn.port(), conn.config().timeout_ms);
+}
+inline __attribute__((always_inline)) std::uint32_t release_retry_ms(
+    const Connection& conn) noexcept {
+    // Half of any 32-bit timeout is at most max_span_ms, the longest wait retry() takes.
+    return conn.config().timeout_ms / 2;
+}
+
+// A release of any lock kind, retried as an acquisition is: calls `release(until)`, one release
+// request of the lock kind awaited up to `until`, until it returns a status retryable() rejects or
+// retry()'s wait has passed, with retry()'s backoff between the attempts (and its retry events
+// for `key`). Of a release's statuses, retryable() takes exactly those that show the request did
+// not run: LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, NOREPLICAS, too_many_redirects, or no
+// connection before it was sent; a release that may have run (unknown_outcome, a malformed reply)
+// or was answered is never repeated. The whole stays within the connection's timeout
+// (release_deadline(), release_retry_ms()): every attempt shares one deadline, timeout_ms from the
+// start, and none starts after the first half of it (nor late_wake_ms past that), so that each has
+// at least half the timeout for its round trip. Returns the last attempt's status.
+template <class Release>
+inline __attribute__((always_inline)) Status retry_release(const Connection& conn,
+                                                           std::string_view key,
+                                                           Release& release) noexcept {
+    struct Context {
+        Release& release;
+        Deadline until;
+    };
+    Context context{release, release_deadline(conn)};
+    static constexpr Acquirer acquirer = {[](void* ctx) {
+                                              auto& c = *static_cast<Context*>(ctx);
+                                              return c.release(c.until);
+                                          },
+                                          nullptr, nullptr, nullptr};
+    return retry(conn, key, release_retry_ms(conn), acquirer, &context);
+}
+
 // How long a waiter that pauses `ms` may block so that the block, ending up to blpop_late_ms
 // after its timeout, still ends before `until` and before the holder's PTTL `holder_ttl` (-1:
 // unknown): `ms`, or less, or 0 when there is no time to block at all.

@@ -268,18 +268,19 @@ Status FairLock::release() noexcept {
     std::string_view args[13] = {
         {},      {},    "4"sv, key(),          names.queue(), names.entries(), names.fence(), "r"sv,
         token(), "0"sv, "0"sv, names.prefix(), "0"sv};
-    Status s = Status::too_large;
-    if (detail::eval_fits(connection(), fair_script, args, 13)) {
-        resp::Reply reply;
-        s = detail::owner_answer(
-            connection(),
-            detail::eval(connection(), fair_script, args, 13, reply,
-                         Deadline::after(connection().port(), connection().config().timeout_ms)),
-            reply, false);
-    }
-    lock_.hold().validity().end();
-    if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.hold().drop();
-    return s;
+    auto once = [&](Deadline until) {
+        Status s = Status::too_large;
+        if (detail::eval_fits(connection(), fair_script, args, 13)) {
+            resp::Reply reply;
+            s = detail::owner_answer(
+                connection(), detail::eval(connection(), fair_script, args, 13, reply, until),
+                reply, false);
+        }
+        lock_.hold().validity().end();
+        if (s == Status::ok || s == Status::expired || s == Status::not_owner) lock_.hold().drop();
+        return s;
+    };
+    return detail::retry_release(connection(), key(), once);
 }
 
 Status FairLock::adopt(std::string_view token) noexcept {

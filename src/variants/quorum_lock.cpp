@@ -66,7 +66,8 @@ std::uint32_t QuorumLock::wait_for(std::uint32_t ttl_ms) const noexcept {
 }
 
 void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::uint32_t wait_ms,
-                       Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen) noexcept {
+                       Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen,
+                       const bool* to) noexcept {
     // The plain lock's owner script: its arguments (none, token, token + ttl) say whether it
     // queries, releases or extends.
     const detail::Script* script = op == Op::set ? nullptr : &detail::owner_script;
@@ -77,12 +78,13 @@ void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::ui
     Deadline deadline[RESPLOCK_MAX_SERVERS];
     bool pending[RESPLOCK_MAX_SERVERS];  // sent to in this pass
     for (std::size_t i = 0; i < count_; ++i) {
+        pending[i] = to == nullptr || to[i];
+        if (!pending[i]) continue;  // its status stays as it is
         Connection& c = *conns_[i];
         const std::uint32_t timeout = c.config().timeout_ms;
         deadline[i] =
             Deadline::after(c.port(), wait_ms != 0 && wait_ms < timeout ? wait_ms : timeout);
         status[i] = c.send(args, count, deadline[i]);
-        pending[i] = true;
     }
     // Every send() that returned ok gets its receive(). After the EVALSHA pass, the servers
     // that answered NOSCRIPT (restarted, failed over, flushed) get a second pass with the text,
@@ -118,7 +120,7 @@ void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::ui
         args[1] = script->text;
         bool again = false;
         for (std::size_t i = 0; i < count_; ++i) {
-            pending[i] = status[i] == Status::no_script;
+            pending[i] = (to == nullptr || to[i]) && status[i] == Status::no_script;
             if (pending[i])
                 status[i] = conns_[i]->send(args, count, later(*conns_[i], deadline[i]));
             again = again || pending[i];
@@ -127,9 +129,10 @@ void QuorumLock::round(Op op, std::string_view* args, std::size_t count, std::ui
     }
 }
 
-void QuorumLock::remove(std::uint32_t wait_ms, Status (&status)[RESPLOCK_MAX_SERVERS]) noexcept {
+void QuorumLock::remove(std::uint32_t wait_ms, Status (&status)[RESPLOCK_MAX_SERVERS],
+                        const bool* to) noexcept {
     std::string_view args[5] = {{}, {}, "1"sv, key(), token()};
-    round(Op::release, args, 5, wait_ms, status);
+    round(Op::release, args, 5, wait_ms, status, nullptr, to);
 }
 
 Status QuorumLock::most_common_failure(
@@ -252,17 +255,31 @@ Status QuorumLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept 
 Status QuorumLock::release() noexcept {
     if (count_ == 0 || token().empty()) return Status::invalid_argument;
     Status status[RESPLOCK_MAX_SERVERS];
-    remove(0, status);
+    // The servers the next attempt sends to: all at first, then those that refused the release
+    // before running it (an answer, or a release that may have run, is never asked again).
+    bool to[RESPLOCK_MAX_SERVERS];
+    for (bool& t : to)
+        t = true;
+    const resplock_port_t& port = conns_[0]->port();
+    auto once = [&](Deadline until) {
+        const std::uint32_t left = until.remaining(port);
+        remove(left != 0 ? left : 1U, status, to);  // (0 would be each server's own timeout)
+        std::size_t answered = 0;
+        for (std::size_t i = 0; i < count_; ++i) {
+            to[i] = detail::retryable(status[i]);
+            answered += failure(status[i]) ? 0U : 1U;
+        }
+        return answered < quorum() ? most_common_failure(status) : Status::ok;
+    };
+    Status s = detail::retry_release(*conns_[0], key(), once);
     hold_.validity().end();
-    std::size_t answered = 0;
+    if (s != Status::ok) return s;
     bool deleted = false;
     bool other = false;
     for (std::size_t i = 0; i < count_; ++i) {
-        answered += failure(status[i]) ? 0U : 1U;
         deleted = deleted || status[i] == Status::ok;
         other = other || status[i] == Status::not_owner;
     }
-    if (answered < quorum()) return most_common_failure(status);
     hold_.drop();
     return deleted ? Status::ok : other ? Status::not_owner : Status::expired;
 }

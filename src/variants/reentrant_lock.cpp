@@ -160,27 +160,28 @@ Status ReentrantLock::owner_result(Status s, const resp::Reply& reply,
 
 Status ReentrantLock::release() noexcept {
     if (key().empty() || token().empty()) return Status::invalid_argument;
-    const std::string_view extra[1] = {owner()};
-    resp::Reply reply;
-    std::int64_t left = 0;
-    const Status s = owner_result(
-        run(release_op, extra, 1, reply, Deadline::after(conn_.port(), conn_.config().timeout_ms)),
-        reply, left);
-    if (s == Status::ok) {
-        count_ = clamp_count(left);
-        if (levels_ > 0) --levels_;
-        if (levels_ > count_) levels_ = count_;
-    } else if (detail::may_have_run(conn_, s, true)) {
-        // It may have run: count the level as released rather than risk taking it twice, and
-        // claim no validity, since the key may be gone.
-        if (levels_ > 0) --levels_;
-        hold_.validity().end();
-    } else {
-        return s;  // not sent, or the hold is known lost (owner_result dropped it)
-    }
-    unsure_ = false;
-    if (levels_ == 0) hold_.validity().end();
-    return s;
+    auto once = [this](Deadline until) {
+        const std::string_view extra[1] = {owner()};
+        resp::Reply reply;
+        std::int64_t left = 0;
+        const Status s = owner_result(run(release_op, extra, 1, reply, until), reply, left);
+        if (s == Status::ok) {
+            count_ = clamp_count(left);
+            if (levels_ > 0) --levels_;
+            if (levels_ > count_) levels_ = count_;
+        } else if (detail::may_have_run(conn_, s, true)) {
+            // It may have run: count the level as released rather than risk taking it twice,
+            // and claim no validity, since the key may be gone.
+            if (levels_ > 0) --levels_;
+            hold_.validity().end();
+        } else {
+            return s;  // not sent, or the hold is known lost (owner_result dropped it)
+        }
+        unsure_ = false;
+        if (levels_ == 0) hold_.validity().end();
+        return s;
+    };
+    return detail::retry_release(conn_, key(), once);
 }
 
 Status ReentrantLock::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {

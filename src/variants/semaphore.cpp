@@ -296,13 +296,16 @@ Status Semaphore::release() noexcept {
 }
 
 Status Semaphore::give_back(const Names& names) noexcept {
-    resp::Reply reply;
-    // Companion keys are touched too: a WRONGTYPE says nothing of the lease (key_only false).
-    const Status s =
-        detail::owner_answer(conn_, run(names, 'r', "0"sv, reply, timeout()), reply, false);
-    hold_.validity().end();
-    if (s == Status::ok || s == Status::expired || s == Status::not_owner) hold_.drop();
-    return s;
+    auto once = [&](Deadline until) {
+        resp::Reply reply;
+        // Companion keys are touched too: a WRONGTYPE says nothing of the lease (key_only false).
+        const Status s =
+            detail::owner_answer(conn_, run(names, 'r', "0"sv, reply, until), reply, false);
+        hold_.validity().end();
+        if (s == Status::ok || s == Status::expired || s == Status::not_owner) hold_.drop();
+        return s;
+    };
+    return detail::retry_release(conn_, key(), once);
 }
 
 Status Semaphore::extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept {

@@ -145,6 +145,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                     case Status::out_of_memory:
                     case Status::wrong_type:
                     case Status::try_again:
+                    case Status::no_replicas:
                         break;
                     default:
                         FUZZ_CHECK(false);  // no other status

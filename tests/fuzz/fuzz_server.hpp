@@ -261,7 +261,8 @@ inline bool common(Status s) {
     return one_of(s, {Status::timeout, Status::no_host, Status::connect_failed, Status::closed,
                       Status::io_error, Status::protocol_error, Status::too_large,
                       Status::invalid_argument}) ||
-           (s >= Status::server_error && s <= Status::wrong_type) || s == Status::try_again;
+           (s >= Status::server_error && s <= Status::wrong_type) || s == Status::try_again ||
+           s == Status::no_replicas;
 }
 
 // The value of an integer reply that is exactly the received bytes, or false.

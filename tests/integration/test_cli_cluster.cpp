@@ -5,6 +5,7 @@
 // -CLUSTERDOWN and -TRYAGAIN (exit 69 like the other temporary states, never 76), down to
 // acquisitions looping while a master is killed.
 #include <signal.h>
+#include <stdlib.h>
 
 #include <atomic>
 #include <chrono>
@@ -171,6 +172,63 @@ TEST(cli_run_renews_through_a_failover) {
     std::printf("    exit %d after %.1f s, stderr: %s\n", r.code, r.secs, r.err.c_str());
     CHECK_EQ(r.code, 0);
     CHECK(r.secs > 15);  // COMMAND ran to its end
+    CHECK(r.err.find("release failed") == std::string::npos);
+    CHECK_EQ(cluster().node(replica).cli({"EXISTS", key}), std::string("0"));
+}
+
+// `run` holds a replicated lock on a master reached through another node; the master is killed
+// (kill -9) and COMMAND ends while the cluster answers -CLUSTERDOWN (the master failed, its
+// replica not yet promoted). The release is refused before it runs, so it is retried within half
+// of --timeout (5 s here): it must reach the new master once the replica takes over and remove
+// the lock there, instead of leaving it to its TTL with a warning.
+TEST(cli_run_release_during_clusterdown_is_retried_until_the_failover) {
+    REQUIRE(cluster().ok());
+    RestoreAfter restore;
+    const std::size_t master = 1, via = 0;
+    const std::size_t replica = cluster().replica_of(master);
+    REQUIRE(replica < cluster().size());
+    const std::string key = cluster().key_on(master, "cli-release-down:");
+    char dir_template[] = "/tmp/resplock-release-down-XXXXXX";
+    const char* dir = mkdtemp(dir_template);
+    REQUIRE(dir != nullptr);
+    const std::string go = std::string(dir) + "/go";
+    struct Cleanup {
+        std::string dir, go;
+        ~Cleanup() {
+            (void)std::remove(go.c_str());
+            (void)std::remove(dir.c_str());
+        }
+    } cleanup{dir, go};
+    support::Process run;
+    REQUIRE(run.start({RESPLOCK_CLI, "--url", url(via), "--replicas", "1", "--ttl", "30000",
+                       "--timeout", "5000", "run", key, "--", "sh", "-c",
+                       "while [ ! -e '" + go + "' ]; do sleep 0.02; done"}));
+    REQUIRE(wait_until([&] { return cluster().node(master).cli({"EXISTS", key}) == "1"; }, 10));
+    const std::string token = cluster().node(master).cli({"GET", key});
+    REQUIRE(wait_until([&] { return cluster().readonly(replica, {"GET", key}) == token; }, 10));
+    cluster().kill(master);
+    const auto killed = std::chrono::steady_clock::now();
+    // The window of -CLUSTERDOWN: node `via` has failed the master.
+    CHECK(wait_until(
+        [&] {
+            return cluster().node(via).cli({"CLUSTER", "INFO"}).find("cluster_state:fail") !=
+                   std::string::npos;
+        },
+        30));
+    const double down_at = seconds_since(killed);
+    const auto ended = std::chrono::steady_clock::now();
+    std::FILE* f = std::fopen(go.c_str(), "w");  // COMMAND ends: the release goes out now
+    REQUIRE(f != nullptr);
+    (void)std::fclose(f);
+    const Result r = run.wait(60);
+    const double released_in = seconds_since(ended);
+    CHECK(cluster().promoted(replica));
+    std::printf(
+        "    -CLUSTERDOWN %.1f s after the kill; the release (and exit) %.2f s after COMMAND "
+        "ended; exit %d, stderr: %s\n",
+        down_at, released_in, r.code, r.err.c_str());
+    CHECK_EQ(r.code, 0);
+    CHECK(r.err.find("expires by its TTL") == std::string::npos);
     CHECK(r.err.find("release failed") == std::string::npos);
     CHECK_EQ(cluster().node(replica).cli({"EXISTS", key}), std::string("0"));
 }

@@ -2,13 +2,15 @@
 // kind (a plain lock with an owner label, one with a fencing number, a fair lock with a waiter
 // queued, a semaphore with two leases, a reentrant lock written in its documented shape, a key
 // without a TTL) shows with its fields; companion keys and values no lock kind writes are not
-// listed; PATTERN filters; --max stops early and says so; the JSON lines parse (python3's json)
-// with the documented fields; a key holding quotes, a backslash, control bytes and invalid UTF-8
-// comes back byte for byte; no token is ever printed; and the usage errors.
+// listed, and such values are held in every status output, as `status` says; PATTERN filters; --max
+// stops early and says so; the JSON lines parse (python3's json) with the documented fields; a key
+// holding quotes, a backslash, control bytes and invalid UTF-8 comes back byte for byte; no token
+// is ever printed; and the usage errors.
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
@@ -378,6 +380,68 @@ TEST(status_json_and_verbose_show_each_kind) {
     CHECK_EQ(plain.code, 0);
     CHECK(plain.out.rfind("held ", 0) == 0 && plain.out.size() > 12 &&
           plain.out.substr(plain.out.size() - 7) == " alice\n");
+}
+
+// Values no lock kind writes (set by hand) hold KEY all the same: `status`, `status --json` and
+// `status --verbose` all say held, with the key's PTTL (forever without one), and exit 0, as an
+// acquisition finds KEY busy; the kind is null (`-`), the one holder has no label; `list` leaves
+// them out.
+TEST(foreign_values_are_held_in_every_status_output) {
+    REQUIRE(server().running());
+    server().cli({"FLUSHALL"});
+    server().cli({"SET", "job", "hello"});
+    server().cli({"SET", "job2", "hello", "PX", "60000"});
+    server().cli({"RPUSH", "job3", "a"});
+    std::string all;
+    for (const char* key : {"job", "job2", "job3"}) {
+        const bool forever = std::string(key) != "job2";
+        const Result text = cli({"status", key});
+        CHECK_EQ(text.code, 0);
+        CHECK(forever ? text.out == "held forever\n" : text.out.rfind("held ", 0) == 0);
+        CHECK_EQ(cli({"-n", "acquire", key}).code, 75);
+
+        const Result json = cli({"status", "--json", key});
+        CHECK_EQ(json.code, 0);
+        all += json.out;
+
+        const Result verbose = cli({"status", "--verbose", key});
+        CHECK_EQ(verbose.code, 0);
+        const std::vector<std::string> lines = lines_of(verbose.out);
+        if (CHECK_EQ(lines.size(), std::size_t{7})) {
+            CHECK_EQ(lines[0], "key " + std::string(key));
+            CHECK_EQ(lines[1], std::string("kind -"));
+            CHECK_EQ(lines[2], std::string("state held"));
+            if (forever) {
+                CHECK_EQ(lines[3], std::string("remaining forever"));
+            } else {
+                const long long ms = std::atoll(lines[3].c_str() + 10);
+                CHECK(lines[3].rfind("remaining ", 0) == 0 && ms > 0 && ms <= 60000);
+            }
+            CHECK_EQ(lines[4], std::string("owner -"));
+            CHECK_EQ(lines[5], std::string("count 1"));
+            CHECK_EQ(lines[6], std::string("waiters 0"));
+        }
+    }
+    bool ok = false;
+    auto objects = parsed(all, ok);
+    CHECK(ok);
+    CHECK_EQ(objects.size(), std::size_t{3});
+    for (const char* key : {"job", "job2", "job3"}) {
+        Object& o = objects[hex(key)];
+        const bool forever = std::string(key) != "job2";
+        CHECK_EQ(o["fields"], std::string(fields));
+        CHECK_EQ(o["kind"], std::string("null:null"));
+        CHECK_EQ(o["state"], std::string("str:\"held\""));
+        CHECK(forever ? o["remaining_ms"] == "null:null" : o["remaining_ms"].rfind("int:", 0) == 0);
+        CHECK_EQ(o["owner"], std::string("null:null"));
+        CHECK_EQ(o["holders"], std::string(forever ? "null/null" : "null/int"));
+        CHECK_EQ(o["count"], std::string("int:1"));
+        CHECK_EQ(o["fence"], std::string("null:null"));
+        CHECK_EQ(o["waiters"], std::string("int:0"));
+    }
+    const Result listed = cli({"list", "job*"});
+    CHECK_EQ(listed.code, 0);
+    CHECK_EQ(lines_of(listed.out).size(), std::size_t{1});  // the header alone
 }
 
 TEST(list_pattern_filters_and_max_stops_early) {

@@ -437,7 +437,7 @@ def main():
     ap.add_argument("--check", action="store_true", help="exit 1 when over budget")
     ap.add_argument("--core", default="cortex_m4",
                     help="the core the figures are for: their prefix (cortex_m0plus, ...)")
-    ap.add_argument("--max-core-flash", type=int, default=4224)
+    ap.add_argument("--max-core-flash", type=int, default=4352)
     ap.add_argument("--max-core-ram", type=int, default=0)
     ap.add_argument("--max-stack", type=int, default=512)
     args = ap.parse_args()

@@ -33,7 +33,8 @@ int exit_code(Status s) {
         // it was released), a cluster down or resharding: each may pass.
         case Status::too_many_redirects:
         case Status::not_replicated:
-        case Status::try_again:  // CLUSTERDOWN, TRYAGAIN: a cluster failing over or resharding
+        case Status::try_again:    // CLUSTERDOWN, TRYAGAIN: a cluster failing over or resharding
+        case Status::no_replicas:  // NOREPLICAS: a master short of replicas refuses writes
             return exit_unavailable;
         case Status::auth_required:
         case Status::auth_failed:

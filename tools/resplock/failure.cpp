@@ -69,6 +69,7 @@ bool is_error_reply(Status s) {
         case Status::out_of_memory:
         case Status::wrong_type:
         case Status::try_again:
+        case Status::no_replicas:
             return true;
         default:
             return false;

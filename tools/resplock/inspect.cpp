@@ -17,8 +17,8 @@ using resplock::Status;
 namespace {
 
 // KEYS: KEY, BASE:fence, BASE:q, BASE:w. ARGV[1]: the longest token. Returns {kind, PTTL, label
-// or nil, fence or nil, queued, count}; {'other'} for a value no lock kind writes. The label is
-// the text before a token's ':' ('' for a token without one), cut to 64 bytes: never the token.
+// or nil, fence or nil, queued, count}; {'other', PTTL} for a value no lock kind writes. The label
+// is the text before a token's ':' ('' for a token without one), cut to 64 bytes: never the token.
 constexpr const char inspect_script[] =
     "local k,r=KEYS,redis.call "
     "local m=tonumber(ARGV[1]) "
@@ -32,20 +32,20 @@ constexpr const char inspect_script[] =
     "if y=='none' then return {'none',-2,false,f,q,0} end "
     "local p=r('pttl',k[1]) "
     "if y=='string' then "
-    "if r('strlen',k[1])>m then return {'other'} end "
+    "if r('strlen',k[1])>m then return {'other',p} end "
     "local v=r('get',k[1]) "
-    "if not (string.match(v,'^%x+$') or string.match(v,'^[^:]*:%x+$')) then return {'other'} end "
+    "if not (string.match(v,'^%x+$') or string.match(v,'^[^:]*:%x+$')) then return {'other',p} end "
     "local z='lock' if q>0 or r('exists',k[4])==1 then z='fair' end "
     "return {z,p,l(v),f,q,1} end "
     "if y=='hash' then "
-    "if r('hexists',k[1],'')==0 or r('hlen',k[1])>2 then return {'other'} end "
+    "if r('hexists',k[1],'')==0 or r('hlen',k[1])>2 then return {'other',p} end "
     "local h=r('hgetall',k[1]) "
     "for i=1,#h,2 do if h[i]~='' then return {'reentrant',p,l(h[i]),f,0,tonumber(h[i+1]) or 0} "
-    "end end return {'other'} end "
+    "end end return {'other',p} end "
     "if y=='zset' then local t=r('time') "
     "local n=t[1]*1000+math.floor(t[2]/1000) "
     "return {'semaphore',p,false,f,q,r('zcount',k[1],'('..n,'+inf')} end "
-    "return {'other'}";
+    "return {'other',p}";
 
 Kind kind_of(std::string_view name) {
     if (name == "lock") return Kind::lock;
@@ -159,7 +159,15 @@ Status inspect_key(resplock::Connection& conn, std::string_view key, KeyView& vi
         return Status::protocol_error;
     }
     view.kind = kind_of(v[1].text());
-    if (view.kind == Kind::other) return Status::ok;
+    if (view.kind == Kind::other) {
+        // Someone's value: it holds KEY as a lock would, until it expires or is deleted.
+        if (reply.count != 3 || !v[2].is(resplock::resp::Type::integer)) {
+            return Status::protocol_error;
+        }
+        view.pttl = v[2].integer;
+        view.count = 1;
+        return Status::ok;
+    }
     if (reply.count != 7 || !v[2].is(resplock::resp::Type::integer) ||
         !to_count(v[5], view.waiters) || !to_count(v[6], view.count)) {
         return Status::protocol_error;

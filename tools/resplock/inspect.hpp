@@ -5,7 +5,8 @@
 //   fair       the same, with a fair queue BASE:q or its entries BASE:w beside it
 //   reentrant  a hash with the field "" (the TTL) and an owner id's hold count
 //   semaphore  a sorted set of leases (token -> expiry on the server's clock)
-// Anything else is `other` (not a lock), an absent key `none`.
+// Anything else is `other`: not a lock, but held all the same (it blocks every acquisition until
+// it expires or is deleted); an absent key is `none`.
 #ifndef RESPLOCK_TOOL_INSPECT_HPP
 #define RESPLOCK_TOOL_INSPECT_HPP
 
@@ -31,10 +32,13 @@ struct KeyView {
     std::uint64_t fence = 0;                   // BASE:fence, when has_fence
     bool has_fence = false;
     std::uint32_t waiters = 0;  // entries in the fair queue BASE:q (fair lock or semaphore)
-    // semaphore: live leases; reentrant: the holder's hold count; lock, fair: 1 when held
+    // semaphore: live leases; reentrant: the holder's hold count; lock, fair, other: 1 when held
     std::uint32_t count = 0;
 
-    bool held() const { return kind != Kind::none && kind != Kind::other && count != 0; }
+    // Whether KEY is held, the one answer of `status --json`, `status --verbose` and `list`, the
+    // same as `status`'s and as an acquisition's (busy): any value holds KEY, a value no lock kind
+    // writes (`other`) included; a semaphore or a reentrant lock while its count is not 0.
+    bool held() const { return kind != Kind::none && count != 0; }
 };
 
 // Reads what `key` (1..RESPLOCK_MAX_KEY_LEN bytes) holds on the server of conn into view.

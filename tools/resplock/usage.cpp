@@ -180,7 +180,8 @@ constexpr Piece options[] = {
      "  -c, --command CMD        run: run /bin/sh -c CMD as COMMAND (flock's form: run KEY\n"
      "                           -c CMD); not with -- COMMAND, nor CMD empty (64)\n"},
     {every,
-     "      --timeout MS         connect and per-command I/O timeout (1..2147483647)\n"
+     "      --timeout MS         connect and per-command I/O timeout (1..2147483647);\n"
+     "                           a refused release is retried for half of it\n"
      "                           default: 2000\n"},
     {every,
      "      --owner LABEL        acquire/run: tokens are LABEL:<random hex>, so that\n"
@@ -275,9 +276,10 @@ constexpr Piece exit_codes[] = {
     {every,
      "   69  server unreachable, connection lost or timed out, or unable to serve\n"
      "       the lock now (loading, running a script, out of memory, read-only replica,\n"
-     "       a Redis Cluster that keeps redirecting), too few replicas acknowledged it\n"
-     "       (--replicas; says how many did), or Sentinel: no sentinel reachable, master\n"
-     "       name unknown, or no master found\n"},
+     "       a Redis Cluster failing over or that keeps redirecting, a master short of\n"
+     "       replicas: NOREPLICAS), too few replicas acknowledged it (--replicas; says\n"
+     "       how many did), or Sentinel: no sentinel reachable, master name unknown, or\n"
+     "       no master found\n"},
     {run,
      "   70  run: the lock was lost while COMMAND ran, whatever COMMAND returned:\n"
      "       COMMAND's group was stopped, or the release found the key gone or taken\n"

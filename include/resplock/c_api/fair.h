@@ -82,7 +82,8 @@ resplock_status_t resplock_fair_set_owner(resplock_fair_t* lock, const char* own
 resplock_status_t resplock_fair_set_replicas(resplock_fair_t* lock, uint32_t replicas);
 
 /* Owner-checked release that hands the lock to the first live waiter. ok, not_owner, expired,
- * unknown_outcome and connection statuses, as resplock_lock_release. */
+ * unknown_outcome and connection statuses, and the retries of a release the server refused
+ * before running it, as resplock_lock_release. */
 resplock_status_t resplock_fair_release(resplock_fair_t* lock);
 
 /* Owner-checked PEXPIRE to ttl_ms. ok: validity restarts. not_owner / expired: the lock is lost. */

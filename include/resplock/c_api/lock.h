@@ -204,8 +204,11 @@ resplock_status_t resplock_lock_try_acquire(resplock_lock_t* lock, uint32_t ttl_
                                             uint32_t wait_ms);
 
 /* Deletes the key if it still holds this lock's token. ok: released. not_owner: someone else
- * holds it. expired: it was gone. unknown_outcome: reply lost (call again). Afterwards
- * remaining_ms() is 0 whatever the outcome. */
+ * holds it. expired: it was gone. unknown_outcome: reply lost (call again). A release the server
+ * refused before running it (loading, server_busy, try_again, no_replicas, too_many_redirects,
+ * or no connection) is retried during the first half of the connection's timeout, the whole
+ * within that timeout; the last refusal is returned then. Afterwards remaining_ms() is 0
+ * whatever the outcome. */
 resplock_status_t resplock_lock_release(resplock_lock_t* lock);
 
 /* Sets the key's TTL to ttl_ms if it still holds this lock's token. ok: validity restarts now.

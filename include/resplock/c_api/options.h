@@ -70,7 +70,7 @@ resplock_status_t resplock_lock_try_acquire_opt(resplock_lock_t* lock, uint32_t 
                                                 uint64_t* fence);
 
 /* resplock_lock_release() with options: with options->wake, a successful release also wakes one
- * waiter blocked in resplock_lock_try_acquire_opt() with wake. Same statuses as
+ * waiter blocked in resplock_lock_try_acquire_opt() with wake. Same statuses and retries as
  * resplock_lock_release(), plus too_large when the request does not fit the buffer. */
 resplock_status_t resplock_lock_release_opt(resplock_lock_t* lock,
                                             const resplock_acquire_options_t* options);

@@ -75,7 +75,8 @@ resplock_status_t resplock_quorum_try_acquire_opt(resplock_quorum_t* lock, uint3
                                                   const resplock_acquire_options_t* options);
 
 /* Owner-checked delete on every server. ok / not_owner / expired once a majority answered (the
- * token is then forgotten); otherwise a connection status or unknown_outcome (call again). */
+ * token is then forgotten); otherwise a connection status or unknown_outcome (call again). The
+ * servers that refused it before running it are asked again as resplock_lock_release() does. */
 resplock_status_t resplock_quorum_release(resplock_quorum_t* lock);
 
 /* Owner-checked PEXPIRE on every server. ok: a majority confirmed; validity restarts. expired /

@@ -66,7 +66,8 @@ resplock_status_t resplock_reentrant_try_acquire(resplock_reentrant_t* lock, uin
 
 /* Takes 1 from this owner id's count; the key is deleted at 0. ok either way (see
  * resplock_reentrant_count). not_owner: another holder. expired: the key was gone.
- * unknown_outcome: reply lost; the level counts as released (do not repeat it). */
+ * unknown_outcome: reply lost; the level counts as released (do not repeat it). A release the
+ * server refused before running it is retried as resplock_lock_release() does. */
 resplock_status_t resplock_reentrant_release(resplock_reentrant_t* lock);
 
 /* Sets the TTL to the larger of ttl_ms and the largest TTL any holder asked for, if this owner id

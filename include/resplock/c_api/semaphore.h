@@ -116,7 +116,8 @@ resplock_status_t resplock_sem_try_acquire(resplock_sem_t* sem, uint32_t ttl_ms,
  * first live waiter, or wakes one plain waiter. ok: removed. expired: the lease had already
  * ended. invalid_argument: NULL sem, or no token (nothing acquired or adopted, or already
  * released). Also unknown_outcome (call again), protocol_error, too_large and connection
- * statuses (wrong_type: the key or a companion key holds another type). Afterwards
+ * statuses (wrong_type: the key or a companion key holds another type). A release the server
+ * refused before running it is retried as resplock_lock_release() does. Afterwards
  * resplock_sem_remaining_ms() is 0 whatever the outcome. */
 resplock_status_t resplock_sem_release(resplock_sem_t* sem);
 

@@ -60,7 +60,8 @@ struct Deadline {
         return left > 0 ? static_cast<std::uint32_t>(left) : 0U;
     }
     // Milliseconds since the deadline passed (0 while it has not).
-    std::uint32_t overdue(const resplock_port_t& port) const noexcept {
+    __attribute__((always_inline)) std::uint32_t overdue(
+        const resplock_port_t& port) const noexcept {
         const auto late = static_cast<std::int32_t>(port.now_ms(port.ctx) - at_ms);
         return late > 0 ? static_cast<std::uint32_t>(late) : 0U;
     }
@@ -85,7 +86,8 @@ class Connection {
     // Returns:
     //   ok: a reply that is not an error;
     //   server_error, auth_required, auth_failed, no_permission, no_script, read_only, loading,
-    //   server_busy, out_of_memory, wrong_type: an error reply (reply.top() holds its text);
+    //   server_busy, out_of_memory, wrong_type, try_again, no_replicas: an error reply
+    //   (reply.top() holds its text; see classify_error());
     //   timeout, closed, io_error, protocol_error (malformed reply, or bytes after it), too_large
     //   (reply larger than the buffer): the connection is closed and the next call reconnects;
     //   request_sent() tells whether the server may have received the command;
@@ -211,7 +213,8 @@ class Connection {
 };
 
 // The status an error reply maps to, from its first word (NOAUTH, WRONGPASS, NOPERM, NOSCRIPT,
-// READONLY, LOADING, BUSY, OOM, WRONGTYPE); server_error for any other.
+// READONLY, LOADING, BUSY, OOM, WRONGTYPE, NOREPLICAS; CLUSTERDOWN and TRYAGAIN are try_again);
+// server_error for any other.
 Status classify_error(std::string_view message) noexcept;
 
 }  // namespace resplock

@@ -33,9 +33,10 @@ typedef enum resplock_event_kind {
  *   connect, reconnect: status ok, or the status of a CLIENT SETNAME the server refused (e.g.
  *     no_permission): the connection is up and used either way, and the connection's error
  *     text holds the server's message during the call; key NULL; number and ms 0.
- *   retry: status busy (the lock is held), or the failure that is retried (connect_failed,
- *     timeout, loading...); key: the lock's key; number: the attempt that failed (1 for the
- *     first); ms: the pause before the next attempt (0: at once).
+ *   retry: an acquisition or a release is tried again. status busy (the lock is held), or the
+ *     failure that is retried (connect_failed, timeout, loading, try_again, no_replicas...); key:
+ *     the lock's key; number: the attempt that failed (1 for the first); ms: the pause before
+ *     the next attempt (0: at once).
  *   renewal: status ok or the failure (a renewal that proves the lock lost is followed by a loss
  *     event); key: the lock's key when the lock type has one, else NULL; number: the TTL asked
  *     for; ms: the validity left after the renewal.

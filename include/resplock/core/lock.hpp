@@ -43,7 +43,8 @@ class Lock {
     // but its reply was lost), protocol_error / too_large (the reply was malformed or not the
     // expected one), not_replicated (see set_replicas(): through a router or with replicas
     // asked for, the write was not confirmed and was given back), any connect/handshake status
-    // of Connection::command, or an error-reply status (try_again: CLUSTERDOWN or TRYAGAIN, the
+    // of Connection::command, or an error-reply status (try_again: CLUSTERDOWN or TRYAGAIN;
+    // no_replicas: NOREPLICAS, a master short of the replicas min-replicas-to-write asks for: the
     // SET did not run). After unknown_outcome, protocol_error or too_large the lock is not held,
     // but the token is kept (remaining_ms() 0) so release() can remove a key the server may have
     // set; otherwise it expires by its TTL.
@@ -52,18 +53,24 @@ class Lock {
     // Attempts until acquired or `wait_ms` has passed: jittered exponential backoff between
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL
     // nor the deadline. wait_ms 0 is exactly one attempt. Connection failures before a request
-    // was sent, loading / server_busy / try_again replies and too_many_redirects (the server did
-    // not run the SET), and not_replicated (the acquisition was given back; after a failover the
-    // next attempt finds the new master) are retried within the wait; the last one is returned when
-    // it runs out. Returns acquire()'s statuses; busy when the wait ran out with the lock still
-    // held; invalid_argument when wait_ms exceeds max_ttl_ms.
+    // was sent, loading / server_busy / try_again / no_replicas replies and too_many_redirects
+    // (the server did not run the SET), and not_replicated (the acquisition was given back; after a
+    // failover the next attempt finds the new master) are retried within the wait; the last one is
+    // returned when it runs out. Returns acquire()'s statuses; busy when the wait ran out with the
+    // lock still held; invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked delete. Returns ok (released), not_owner (another token or a key of another
     // type holds it), expired (the key was gone), invalid_argument (no token), unknown_outcome
     // (reply lost), protocol_error / too_large (reply malformed), or connection/error-reply
-    // statuses. The token is forgotten on ok, not_owner and expired, and kept otherwise so the
-    // release can be retried; after any release remaining_ms() is 0. Sent even when local
+    // statuses. A release the server did not run (connection failures before the request was
+    // sent, loading / server_busy / try_again / no_replicas replies, too_many_redirects) is tried
+    // again with try_acquire()'s backoff during the first half of the connection's timeout, and
+    // the last such status is returned when that has passed; every request of the release shares
+    // one deadline, the connection's timeout from the call, which bounds the whole release. A
+    // release that may have run (unknown_outcome, protocol_error, too_large) or was answered is
+    // never repeated. The token is forgotten on ok, not_owner and expired, and kept otherwise so
+    // the release can be retried; after any release remaining_ms() is 0. Sent even when local
     // validity has run out, since the key may still carry this token.
     Status release() noexcept;
 
@@ -92,8 +99,8 @@ class Lock {
     // once_per_ms over max_ttl_ms) and too_large (the EVAL would not fit the connection's
     // buffer: nothing is sent). After an error reply to the script the token is kept with no
     // validity, as after unknown_outcome: the script may have stopped after its SET (e.g. an
-    // ACL without +time). release(options) with wake also wakes one waiter; without wake it is
-    // release().
+    // ACL without +time). release(options) with wake also wakes one waiter, and is retried and
+    // bounded as release() is; without wake it is release().
     Status acquire(std::uint32_t ttl_ms, const AcquireOptions& options,
                    std::uint64_t* fence = nullptr) noexcept;
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms, const AcquireOptions& options,
@@ -157,12 +164,19 @@ class Lock {
     Status confirm_grant(std::uint32_t sent_at, GiveBack give_back, void* owner) noexcept;
 
   private:
+    struct Attempt;      // one attempt of try_acquire() or release()
     struct OptionsWait;  // one wait of try_acquire() with options
 
+    // try_acquire(ttl_ms, wait_ms); with `release`, release()'s attempts for wait_ms instead,
+    // each awaited up to detail::release_deadline() from now (ttl_ms unused).
+    Status repeat(std::uint32_t ttl_ms, std::uint32_t wait_ms, bool release) noexcept;
+    // One release request, awaited up to `until`.
+    Status release_once(Deadline until) noexcept;
+
     // The owner script with key() and the first `argc` of token() and ttl as arguments: 0 query,
-    // 1 release, 2 extend; its reply awaited up to wait_ms from now.
+    // 1 release, 2 extend; its reply awaited up to `until`.
     Status run_script(std::size_t argc, std::string_view ttl, resp::Reply& reply,
-                      std::uint32_t wait_ms) noexcept;
+                      Deadline until) noexcept;
     Status owner_result(Status s, const resp::Reply& reply, bool key_only = true) noexcept;
     // SET key token NX PX ttl_ms, one attempt of acquire() with `token` (fresh, and labelled
     // when AcquireOptions::owner asks for it).

@@ -54,7 +54,9 @@ class Observer {
     const char* client_name() const noexcept { return client_name_; }
 
     // Reports `event` (does nothing without an event function).
-    void report(const Event& event) const noexcept { on_event_(user_, &event); }
+    __attribute__((always_inline)) void report(const Event& event) const noexcept {
+        on_event_(user_, &event);
+    }
 
     // Called by a Connection after each successful connect and handshake: sends the client name,
     // if any, and reports connect (the connection's first) or reconnect. Returns ok (also when

@@ -32,7 +32,8 @@
     X(expired, "lock has expired")                                              \
     X(too_many_redirects, "too many cluster redirections (MOVED/ASK)")          \
     X(not_replicated, "write not kept: too few replicas, or not the master")    \
-    X(try_again, "cluster cannot serve the key now (CLUSTERDOWN, TRYAGAIN)")
+    X(try_again, "cluster cannot serve the key now (CLUSTERDOWN, TRYAGAIN)")    \
+    X(no_replicas, "write refused: too few good replicas (NOREPLICAS)")
 
 #ifdef __cplusplus
 extern "C" {

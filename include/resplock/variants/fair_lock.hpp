@@ -75,15 +75,17 @@ class FairLock {
     // release hands it the lock. wait_ms 0 is acquire(). Returns ok (held), busy (the wait ran
     // out; the entry was removed, and a lock handed over meanwhile is taken, returning ok), and
     // acquire()'s statuses; connection failures before a request was sent, LOADING / BUSY /
-    // CLUSTERDOWN replies and a failed write check (not_replicated, the grant given back) are
-    // retried within the wait, and the last one is returned when it runs out. Falls back to
-    // sleeping between attempts when the server refuses BLPOP. invalid_argument when wait_ms
-    // exceeds max_ttl_ms. `fence` as acquire().
+    // CLUSTERDOWN / TRYAGAIN / NOREPLICAS replies and a failed write check (not_replicated, the
+    // grant given back) are retried within the wait, and the last one is returned when it runs
+    // out. Falls back to sleeping between attempts when the server refuses BLPOP.
+    // invalid_argument when wait_ms exceeds max_ttl_ms. `fence` as acquire().
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
                        std::uint64_t* fence = nullptr) noexcept;
 
     // Owner-checked release that hands the lock to the first live waiter (or deletes KEY when
-    // none is queued). Statuses as Lock::release.
+    // none is queued). Statuses, and the retries of a release the server did not run within the
+    // connection's timeout, as Lock::release; also wrong_type (a companion key holds another
+    // type: the token is kept) and too_large (the request does not fit the buffer: not sent).
     Status release() noexcept;
 
     // Owner-checked PEXPIRE with the plain lock's script. Statuses and validity as Lock::extend.

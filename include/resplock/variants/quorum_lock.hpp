@@ -62,8 +62,8 @@ class QuorumLock {
 
     // acquire() until held or `wait_ms` has passed, with the jittered backoff of
     // Lock::try_acquire. A failed attempt is repeated when its status is busy, a connection
-    // failure, loading or server_busy. Returns acquire()'s statuses (the last attempt's);
-    // invalid_argument when wait_ms exceeds max_ttl_ms.
+    // failure, loading, server_busy, try_again or no_replicas. Returns acquire()'s statuses (the
+    // last attempt's); invalid_argument when wait_ms exceeds max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // acquire() / try_acquire() with options: only `owner` (the same label on every server),
@@ -89,9 +89,15 @@ class QuorumLock {
     // its connection's timeout_ms). When a majority answered, returns ok (the key was deleted on
     // at least one), not_owner (none deleted, another token on some) or expired (gone on all
     // that answered), and forgets the token: a key left on a server that did not answer expires
-    // by its TTL. Otherwise returns the failure most unanswered servers share (unknown_outcome
-    // for a lost reply, connection or error-reply statuses) and keeps the token for a retry.
-    // invalid_argument for a bad lock or no token. Afterwards remaining_ms() is 0.
+    // by its TTL. Otherwise, when that failure shows the servers did not run the release (as
+    // Lock::release: a connection failure before the request was sent, loading, server_busy,
+    // try_again, no_replicas), the release is sent again to the servers that refused it (never to
+    // one that answered or whose reply was lost), with Lock::release's backoff and within the
+    // first half of the first connection's timeout (each request waits no later than the end of
+    // that timeout, nor its own connection's). It then returns the failure most unanswered servers
+    // share (unknown_outcome for a lost reply, connection or error-reply statuses) and keeps the
+    // token for a retry. invalid_argument for a bad lock or no token. Afterwards remaining_ms()
+    // is 0.
     Status release() noexcept;
 
     // Who holds the key, read atomically on each server in one round trip (a script returning
@@ -135,11 +141,15 @@ class QuorumLock {
     // One request on every server: sends to all, then reads all, each before its own deadline
     // of wait_ms (0: its timeout_ms); for a script, those answering NOSCRIPT get its text in a
     // second pass. Leaves each server's outcome in status[]: ok, busy (SET not done), expired,
-    // not_owner, or a failure; for a query, ok with seen[] filled.
+    // not_owner, or a failure; for a query, ok with seen[] filled. With `to`, only the servers i
+    // with to[i] set get the request; the others' status[i] is left as it is.
     void round(Op op, std::string_view* args, std::size_t count, std::uint32_t wait_ms,
-               Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen = nullptr) noexcept;
-    // The release request with each server waiting up to wait_ms (0: its timeout_ms).
-    void remove(std::uint32_t wait_ms, Status (&status)[RESPLOCK_MAX_SERVERS]) noexcept;
+               Status (&status)[RESPLOCK_MAX_SERVERS], Seen* seen = nullptr,
+               const bool* to = nullptr) noexcept;
+    // The release request with each server waiting up to wait_ms (0: its timeout_ms), to the
+    // servers `to` names (null: every one).
+    void remove(std::uint32_t wait_ms, Status (&status)[RESPLOCK_MAX_SERVERS],
+                const bool* to = nullptr) noexcept;
     std::uint32_t wait_for(std::uint32_t ttl_ms) const noexcept;
     Status most_common_failure(const Status (&status)[RESPLOCK_MAX_SERVERS]) const noexcept;
 

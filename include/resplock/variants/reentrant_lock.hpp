@@ -65,9 +65,10 @@ class ReentrantLock {
     // RESPLOCK_RETRY_MIN_MS and RESPLOCK_RETRY_MAX_MS, never sleeping past the holder's PTTL (it
     // comes with the busy reply, so waiting costs no extra request) nor the deadline. wait_ms 0
     // is exactly one attempt. Failures that show the request was not executed (no connection,
-    // LOADING, BUSY, CLUSTERDOWN) and a failed write check (not_replicated: given back) are
-    // retried within the wait. Returns acquire()'s statuses; busy when the wait ran out with the
-    // lock still held; invalid_argument when wait_ms exceeds max_ttl_ms.
+    // LOADING, BUSY, CLUSTERDOWN / TRYAGAIN, NOREPLICAS) and a failed write check
+    // (not_replicated: given back) are retried within the wait. Returns acquire()'s statuses;
+    // busy when the wait ran out with the lock still held; invalid_argument when wait_ms exceeds
+    // max_ttl_ms.
     Status try_acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept;
 
     // Owner-checked decrement: takes 1 from this owner id's count and deletes the key when the
@@ -79,8 +80,10 @@ class ReentrantLock {
     // released and the count is not 0. After unknown_outcome, protocol_error or too_large the
     // decrement may or may not have run: the level counts as released (repeating the release
     // could take a level twice) and remaining_ms() is 0, since the key may be gone; a later
-    // extend() re-establishes validity if levels remain. When a request could not be sent
-    // (connection failures), nothing changes and the release may be repeated.
+    // extend() re-establishes validity if levels remain. A release the server did not run
+    // (connection failures before the request was sent, loading, server_busy, try_again,
+    // no_replicas, too_many_redirects) changes nothing: it is retried as Lock::release is, within
+    // the connection's timeout, and may be repeated after it returns.
     Status release() noexcept;
 
     // Owner-checked PEXPIRE to the larger of ttl_ms and the largest TTL any holder asked for

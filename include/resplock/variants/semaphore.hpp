@@ -120,9 +120,10 @@ class Semaphore {
     // queue's first live waiter, or wakes one plain waiter. ok (removed), expired (the lease had
     // already ended), not_owner (an answer the script never gives: -1, as the owner script's
     // "held by another"), invalid_argument (no token), unknown_outcome, protocol_error, too_large,
-    // or connection/error-reply statuses (wrong_type: KEY or a companion holds another type). The
-    // token is forgotten on ok and expired, and kept otherwise so the release can be retried;
-    // after any release remaining_ms() is 0.
+    // or connection/error-reply statuses (wrong_type: KEY or a companion holds another type). A
+    // release the server did not run is retried as Lock::release is, within the connection's
+    // timeout. The token is forgotten on ok and expired, and kept otherwise so the release can be
+    // retried; after any release remaining_ms() is 0.
     Status release() noexcept;
 
     // Moves this object's live lease to end ttl_ms from now (the server's now); a lease that has

@@ -148,6 +148,17 @@ TEST(error_prefixes_map_to_statuses) {
     CHECK_EQ(resplock::classify_error("BUSY Redis is busy running a script"), Status::server_busy);
     CHECK_EQ(resplock::classify_error("OOM command not allowed"), Status::out_of_memory);
     CHECK_EQ(resplock::classify_error("WRONGTYPE Operation against a key"), Status::wrong_type);
+    CHECK_EQ(resplock::classify_error("NOREPLICAS Not enough good replicas to write."),
+             Status::no_replicas);
+    // As a script passes it on, with the script's place after it.
+    CHECK_EQ(
+        resplock::classify_error("NOREPLICAS Not enough good replicas to write. script: "
+                                 "58a4486d0aceafc645a5dacb2b575167e2ec561a, on @user_script:1."),
+        Status::no_replicas);
+    CHECK_EQ(resplock::classify_error("CLUSTERDOWN The cluster is down"), Status::try_again);
+    CHECK_EQ(resplock::classify_error("TRYAGAIN Multiple keys request during rehashing of slot"),
+             Status::try_again);
+    CHECK_EQ(resplock::classify_error("NOREPLICASX"), Status::server_error);
     CHECK_EQ(resplock::classify_error("BUSYKEY Target key name already exists."),
              Status::server_error);
     CHECK_EQ(resplock::classify_error("ERR unknown command"), Status::server_error);

@@ -283,6 +283,63 @@ TEST(release_fallback_shares_one_deadline) {
     CHECK(f.mock.done());
 }
 
+TEST(release_retries_a_release_the_server_refused_before_running_it) {
+    Fixture f;
+    f.acquired();
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .reply("-CLUSTERDOWN The cluster is down\r\n")
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .reply("-NOREPLICAS Not enough good replicas to write. script: x, on @user_script:1.\r\n")
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK_EQ(f.mock.sleeps, 2U);
+    CHECK(f.mock.done());
+}
+
+TEST(release_retries_a_server_that_refused_the_connection) {
+    Fixture f;
+    f.acquired();
+    f.conn.close();
+    f.mock.on_connect(RESPLOCK_PORT_REFUSED);
+    f.mock.on_connect().expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0})).reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.mock.done());
+}
+
+TEST(release_retries_within_the_first_half_of_the_timeout_and_keeps_the_token) {
+    Fixture f("k", 100);
+    f.acquired();
+    f.mock.random_step = 0;  // pauses of backoff/2: 5, 10, 20, then the 15 ms left of 50
+    for (int i = 0; i < 5; ++i) {
+        f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+            .reply("-LOADING Redis is loading the dataset in memory\r\n");
+    }
+    const std::uint32_t start = f.mock.now_ms;
+    CHECK_EQ(f.lock.release(), Status::loading);
+    CHECK_EQ(f.mock.now_ms - start, 50U);
+    CHECK(f.lock.token() == token0);  // not run: a later release may still remove the key
+    CHECK(!f.lock.held());
+    CHECK(f.mock.done());
+}
+
+TEST(release_retries_share_the_deadline_of_the_whole_release) {
+    Fixture f("k", 100);
+    f.acquired();
+    f.mock.random_step = 0;
+    f.mock.expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .reply("-BUSY Redis is busy running a script\r\n")
+        .expect(wire::cmd({"EVALSHA", owner_sha, "1", "k", token0}))
+        .recv_timeout();
+    const std::uint32_t start = f.mock.now_ms;
+    // The second request may have run: no third; it waited for what was left of the 100 ms.
+    CHECK_EQ(f.lock.release(), Status::unknown_outcome);
+    CHECK_EQ(f.mock.now_ms - start, 100U);
+    CHECK(f.lock.token() == token0);
+    CHECK(f.mock.done());
+}
+
 TEST(release_sent_even_after_local_expiry) {
     Fixture f;
     f.acquired();

@@ -345,11 +345,13 @@ TEST(may_have_run_after_a_request_that_went_out_without_a_usable_answer) {
     CHECK_EQ(s, Status::server_error);
     CHECK(detail::may_have_run(f.conn, s, true));
     CHECK(!detail::may_have_run(f.conn, s, false));
-    // LOADING, BUSY, CLUSTERDOWN and TRYAGAIN refuse even a script before it runs.
+    // LOADING, BUSY, CLUSTERDOWN, TRYAGAIN and NOREPLICAS refuse even a script before it writes.
     for (const char* refused :
          {"-LOADING Redis is loading the dataset in memory\r\n",
           "-BUSY Redis is busy running a script\r\n", "-CLUSTERDOWN The cluster is down\r\n",
-          "-TRYAGAIN Multiple keys request during rehashing of slot\r\n"}) {
+          "-TRYAGAIN Multiple keys request during rehashing of slot\r\n",
+          "-NOREPLICAS Not enough good replicas to write. script: "
+          "58a4486d0aceafc645a5dacb2b575167e2ec561a, on @user_script:1.\r\n"}) {
         f.mock.expect(get_k).reply(refused);
         s = detail::outcome(f.conn, f.request());
         CHECK(detail::refused_unrun(s));
@@ -532,14 +534,14 @@ TEST(eval_fits_exactly_the_buffer_the_eval_form_needs) {
 // ---- retryable, retry ----
 
 TEST(retryable_are_busy_and_the_statuses_that_show_nothing_ran) {
-    for (int i = 0; i <= static_cast<int>(Status::try_again); ++i) {
+    for (int i = 0; i <= static_cast<int>(Status::no_replicas); ++i) {
         const auto s = static_cast<Status>(i);
         // not_replicated: the acquisition was given back; the others: nothing ran.
         const bool expected = s == Status::busy || s == Status::timeout || s == Status::closed ||
                               s == Status::io_error || s == Status::connect_failed ||
                               s == Status::loading || s == Status::server_busy ||
-                              s == Status::try_again || s == Status::too_many_redirects ||
-                              s == Status::not_replicated;
+                              s == Status::try_again || s == Status::no_replicas ||
+                              s == Status::too_many_redirects || s == Status::not_replicated;
         if (!CHECK_EQ(detail::retryable(s), expected)) check::print(s);
     }
 }
@@ -792,4 +794,117 @@ TEST(retry_reports_nothing_when_the_wait_ends) {
     CHECK_EQ(log[0].ms, 5U);
     CHECK_EQ(log[1].ms, 7U);
     CHECK_EQ(log[1].number, 2U);
+}
+
+// ---- retry_release ----
+
+namespace {
+
+// A scripted release for retry_release(): attempts return statuses[0..] (the last one repeats),
+// each taking cost_ms on the mock clock; records when each started and the deadline it was given.
+struct Releases {
+    MockPort& mock;
+    const Status* statuses;
+    std::size_t count;
+    std::uint32_t cost_ms = 0;
+    std::size_t attempts = 0;
+    std::uint32_t started[64] = {};
+    Deadline until[64] = {};
+
+    Status operator()(Deadline deadline) {
+        if (attempts < 64) {
+            started[attempts] = mock.now_ms;
+            until[attempts] = deadline;
+        }
+        mock.advance(cost_ms);
+        return statuses[attempts++ < count ? attempts - 1 : count - 1];
+    }
+    Status run(std::uint32_t timeout_ms, const resplock::Observer* observer = nullptr) {
+        ConnectionConfig config = with_timeout(timeout_ms);
+        config.observer = observer;
+        char buf[16];
+        const Connection conn(mock.port(), config, buf, sizeof buf);
+        return detail::retry_release(conn, "job", *this);
+    }
+};
+
+}  // namespace
+
+TEST(retry_release_repeats_only_a_release_the_server_refused_before_running_it) {
+    MockPort mock;
+    const Status statuses[] = {Status::try_again,
+                               Status::loading,
+                               Status::server_busy,
+                               Status::no_replicas,
+                               Status::too_many_redirects,
+                               Status::connect_failed,
+                               Status::timeout,
+                               Status::ok};
+    Releases r{mock, statuses, 8};
+    const std::uint32_t start = mock.now_ms;
+    CHECK_EQ(r.run(2000), Status::ok);
+    CHECK_EQ(r.attempts, 8U);
+    CHECK(mock.sleeps >= 7U);  // the backoff between the attempts
+    // One deadline for every attempt's request: the connection's timeout from the start.
+    for (std::size_t i = 0; i < r.attempts; ++i)
+        CHECK_EQ(r.until[i].at_ms, start + 2000U);
+}
+
+TEST(retry_release_never_repeats_a_release_that_may_have_run_or_was_answered) {
+    for (const Status s : {Status::ok, Status::not_owner, Status::expired, Status::unknown_outcome,
+                           Status::protocol_error, Status::too_large, Status::server_error,
+                           Status::no_permission, Status::read_only, Status::invalid_argument}) {
+        MockPort mock;
+        const Status statuses[] = {s, Status::ok};
+        Releases r{mock, statuses, 2};
+        CHECK_EQ(r.run(2000), s);
+        if (!CHECK_EQ(r.attempts, 1U)) check::print(s);
+        CHECK_EQ(mock.sleeps, 0U);
+    }
+}
+
+TEST(retry_release_ends_within_the_connections_timeout) {
+    // Refused every time: attempts start only in the first half of the timeout (a pause may end
+    // late_wake_ms after it), and each request's deadline is the end of the whole timeout.
+    for (const std::uint32_t cost : {0U, 30U, 199U}) {
+        MockPort mock;
+        const Status refused[] = {Status::try_again};
+        Releases r{mock, refused, 1, cost};
+        const std::uint32_t start = mock.now_ms;
+        CHECK_EQ(r.run(1000), Status::try_again);
+        CHECK(r.attempts >= 2U);
+        for (std::size_t i = 0; i < r.attempts; ++i) {
+            CHECK(r.started[i] - start <= 500U + detail::late_wake_ms);
+            CHECK_EQ(r.until[i].at_ms, start + 1000U);
+        }
+        CHECK(mock.now_ms - start <= 1000U);
+    }
+    // A timeout of 0 or 1 ms: one attempt, and no pause.
+    for (const std::uint32_t timeout : {0U, 1U}) {
+        MockPort mock;
+        const Status refused[] = {Status::loading};
+        Releases r{mock, refused, 1};
+        CHECK_EQ(r.run(timeout), Status::loading);
+        CHECK_EQ(r.attempts, 1U);
+        CHECK_EQ(mock.sleeps, 0U);
+    }
+}
+
+TEST(retry_release_reports_its_retries) {
+    MockPort mock;
+    mock.random_step = 0;  // pauses of backoff/2
+    support::EventLog log;
+    const resplock::Observer observer(&support::EventLog::record, &log);
+    const Status statuses[] = {Status::try_again, Status::no_replicas, Status::ok};
+    Releases r{mock, statuses, 3};
+    CHECK_EQ(r.run(2000, &observer), Status::ok);
+    if (!CHECK_EQ(log.count, 2U)) return;
+    CHECK_EQ(log[0].kind, resplock::EventKind::retry);
+    CHECK_EQ(log[0].status, Status::try_again);
+    CHECK_EQ(log[0].number, 1U);
+    CHECK_EQ(log[0].ms, 5U);
+    CHECK_EQ(log[1].status, Status::no_replicas);
+    CHECK_EQ(log[1].number, 2U);
+    CHECK_EQ(log[1].ms, 10U);
+    CHECK_EQ(log[1].key_view(), std::string_view("job"));
 }

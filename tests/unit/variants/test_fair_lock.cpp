@@ -81,6 +81,22 @@ TEST(a_wrongtype_release_keeps_the_token_it_says_nothing_of_who_holds_key) {
     CHECK(f.mock.done());
 }
 
+TEST(a_release_refused_before_it_ran_is_retried) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(once0)
+        .reply("*2\r\n:1\r\n:10000\r\n")
+        .expect(release0)
+        .reply("-CLUSTERDOWN The cluster is down\r\n")
+        .expect(release0)
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.acquire(10000), Status::ok);
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK_EQ(f.mock.sleeps, 1U);
+    CHECK(f.mock.done());
+}
+
 TEST(one_attempt_that_finds_the_lock_busy_does_not_queue) {
     Fixture f;
     f.mock.on_connect().expect(once0).reply(busy_5s);

@@ -678,6 +678,19 @@ TEST(wake_release_falls_back_to_eval_on_noscript) {
     CHECK(f.mock.done());
 }
 
+TEST(wake_release_refused_before_it_ran_is_retried) {
+    Fixture f;
+    f.acquired();
+    f.mock.expect(release0)
+        .reply("-NOREPLICAS Not enough good replicas to write.\r\n")
+        .expect(release0)
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.release(wake_only), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK_EQ(f.mock.sleeps, 1U);
+    CHECK(f.mock.done());
+}
+
 TEST(wake_release_answers_expired_not_owner_and_protocol_error) {
     struct Case {
         std::string_view reply;

@@ -599,6 +599,32 @@ TEST(release_answered_by_a_minority_keeps_the_token_for_a_retry) {
     CHECK(f.done());
 }
 
+TEST(release_refused_by_a_majority_is_sent_again_only_where_it_was_refused) {
+    Fixture f;
+    f.acquired();
+    f[0].expect(release0).reply(":1\r\n");
+    f[1].expect(release0).reply("-LOADING Redis is loading the dataset in memory\r\n");
+    f[2].expect(release0).reply("-NOREPLICAS Not enough good replicas to write.\r\n");
+    // The second attempt goes to the two that refused; the first server is not asked again.
+    // The majority has answered then: a refusal left on a minority is not asked again either.
+    f[1].expect(release0).reply(":1\r\n");
+    f[2].expect(release0).reply("-BUSY Redis is busy running a script\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK(f.done());
+}
+
+TEST(release_answered_by_a_majority_is_not_sent_again_where_it_was_refused) {
+    Fixture f;
+    f.acquired();
+    f[0].expect(release0).reply(":1\r\n");
+    f[1].expect(release0).reply(":1\r\n");
+    f[2].expect(release0).reply("-LOADING Redis is loading the dataset in memory\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK(f.lock.token().empty());
+    CHECK(f.done());
+}
+
 TEST(release_sends_the_text_only_to_the_servers_that_lack_the_script) {
     Fixture f(5);
     for (std::size_t i = 0; i < 5; ++i)

@@ -92,6 +92,22 @@ TEST(release_reply_lost_counts_the_level_and_ends_validity) {
     CHECK(f.mock.done());
 }
 
+TEST(a_release_refused_before_it_ran_is_retried_and_counts_one_level) {
+    Fixture f;
+    f.mock.on_connect();
+    f.acquired("*2\r\n:1\r\n:1000\r\n");
+    f.acquired("*2\r\n:2\r\n:1000\r\n");
+    f.mock.expect(f.release_cmd())
+        .reply("-TRYAGAIN Multiple keys request during rehashing of slot\r\n")
+        .expect(f.release_cmd())
+        .reply(":1\r\n");
+    CHECK_EQ(f.lock.release(), Status::ok);
+    CHECK_EQ(f.lock.count(), 1U);  // one level released, not two
+    CHECK(f.lock.held());
+    CHECK_EQ(f.mock.sleeps, 1U);
+    CHECK(f.mock.done());
+}
+
 TEST(extend_reply_lost_keeps_the_old_validity) {
     Fixture f;
     f.mock.on_connect();

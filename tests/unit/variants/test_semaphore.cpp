@@ -546,6 +546,22 @@ TEST(release_answers) {
     CHECK_EQ(none.sem.release(), Status::invalid_argument);
 }
 
+TEST(a_release_refused_before_it_ran_is_retried) {
+    Fixture f;
+    f.mock.on_connect()
+        .expect(script("r", "0", "3"))
+        .reply("-LOADING Redis is loading the dataset in memory\r\n")
+        .expect(script("r", "0", "3"))
+        .reply("-NOREPLICAS Not enough good replicas to write.\r\n")
+        .expect(script("r", "0", "3"))
+        .reply(":1\r\n");
+    CHECK_EQ(f.sem.adopt(token0), Status::ok);
+    CHECK_EQ(f.sem.release(), Status::ok);
+    CHECK(f.sem.token().empty());
+    CHECK_EQ(f.mock.sleeps, 2U);
+    CHECK(f.mock.done());
+}
+
 TEST(extend_moves_a_live_lease_and_restarts_validity) {
     Fixture f;
     f.mock.on_connect()

@@ -70,6 +70,10 @@ resplock_status_t resplock_sentinel_init(resplock_sentinel_t* sentinel, const ch
                                          conn_config);
 }
 
+void resplock_sentinel_deinit(resplock_sentinel_t* sentinel) {
+    if (sentinel != nullptr) object<Sentinel>(sentinel).close_links();
+}
+
 size_t resplock_sentinel_tried(const resplock_sentinel_t* sentinel) {
     return sentinel == nullptr ? 0 : object<Sentinel>(sentinel).tried();
 }

@@ -151,7 +151,7 @@ Sentinel::Sentinel(std::string_view master_name) noexcept
     (void)set_master_name(master_name);
 }
 
-Sentinel::~Sentinel() {
+void Sentinel::close_links() noexcept {
     for (std::size_t i = 0; i < count_; ++i) {
         if (links_[i] != nullptr) links_[i]->close();
     }

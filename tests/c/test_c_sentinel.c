@@ -90,6 +90,34 @@ int main(void) {
     CHECK_STATUS(resplock_lock_release(&lock), RESPLOCK_STATUS_ok);
     resplock_conn_deinit(&conn);
 
+    /* With a link of its own to each sentinel (a transport context each): the same lock, the
+     * sentinels asked all at once (every one of them tried), the master's connection kept. */
+    {
+        static resplock_sentinel_t linked;
+        static resplock_sentinel_link_t links[RESPLOCK_MAX_SENTINELS];
+        resplock_posix_t link_ctx[RESPLOCK_MAX_SENTINELS];
+        resplock_port_t link_ports[RESPLOCK_MAX_SENTINELS];
+        size_t i;
+        for (i = 0; i < n_addrs; ++i)
+            CHECK_STATUS(resplock_posix_port_init(&link_ctx[i], NULL, &link_ports[i]),
+                         RESPLOCK_STATUS_ok);
+        CHECK_STATUS(
+            resplock_sentinel_init_linked(&linked, name, addrs, links, NULL, n_addrs, &cfg),
+            RESPLOCK_STATUS_invalid_argument);
+        CHECK_STATUS(
+            resplock_sentinel_init_linked(&linked, name, addrs, links, link_ports, n_addrs, &cfg),
+            RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_conn_init(&conn, &port, &cfg, buf, sizeof buf), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_init(&lock, &conn, "c:sentinel", 10), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_acquire(&lock, 5000), RESPLOCK_STATUS_ok);
+        CHECK(resplock_sentinel_tried(&linked) == n_addrs);
+        CHECK_STATUS(resplock_lock_extend(&lock, 5000), RESPLOCK_STATUS_ok);
+        CHECK_STATUS(resplock_lock_release(&lock), RESPLOCK_STATUS_ok);
+        resplock_conn_deinit(&conn);
+        resplock_sentinel_deinit(&linked);
+        resplock_sentinel_deinit(NULL);
+    }
+
     /* A name the sentinel does not know. */
     CHECK_STATUS(resplock_sentinel_init(&unknown, "no-such-master", addrs + 1, 1, &cfg),
                  RESPLOCK_STATUS_ok);

@@ -100,6 +100,11 @@ resplock_status_t resplock_sentinel_init_linked(resplock_sentinel_t* sentinel,
                                                 const resplock_port_t* ports, size_t count,
                                                 resplock_conn_config_t* conn_config);
 
+/* Closes the router's links to the sentinels, if it has any (the connection to the master is
+ * resplock_conn_deinit()'s). The router may be used again: a link reconnects when next needed.
+ * NULL is ignored. */
+void resplock_sentinel_deinit(resplock_sentinel_t* sentinel);
+
 /* What the last resolution found, for messages: how many sentinels it asked (in order from the
  * first), and whether one of them did not know the master name (1) or not (0). */
 size_t resplock_sentinel_tried(const resplock_sentinel_t* sentinel);

@@ -123,7 +123,7 @@ class Sentinel final : public Router {
     // empty, longer than RESPLOCK_MAX_HOST_LEN bytes or holds a NUL leaves the router without one:
     // every connect then fails with invalid_argument.
     explicit Sentinel(std::string_view master_name = {}) noexcept;
-    ~Sentinel();
+    ~Sentinel() { close_links(); }
     Sentinel(const Sentinel&) = delete;
     Sentinel& operator=(const Sentinel&) = delete;
 
@@ -134,6 +134,8 @@ class Sentinel final : public Router {
     bool add(std::string_view host, std::uint16_t port, Link* link = nullptr) noexcept;
     // Replaces the master name (same rules as the constructor's); false if refused.
     bool set_master_name(std::string_view name) noexcept;
+    // Closes the links' connections (the destructor does too); a link reconnects when next used.
+    void close_links() noexcept;
 
     std::string_view master_name() const noexcept { return {name_, name_len_}; }
     std::size_t count() const noexcept { return count_; }

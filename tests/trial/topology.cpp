@@ -437,20 +437,19 @@ class Cluster : public Topology {
             // The importing node takes no other node's claim to the slot it imports: it keeps
             // the slot on the dead master, so it is down (cluster_state:fail, -CLUSTERDOWN for
             // every slot it serves) until the move is finished, which the heal does as an
-            // operator would, from the promoted replica (with the keys it holds now).
-            // The importing node must have heard of the promotion first.
+            // operator would, from the promoted replica (with the keys it holds now), once the
+            // importing node has heard of the promotion. Then the slot goes back to the promoted
+            // replica, so that the old master, restarted, finds every slot it had there and
+            // becomes its replica (a master that loses its last slot to a node replicates it).
             if (!support::wait_until([&] { return open_move(replica, target_); }, 30))
                 return fail("no failover after kill -9: " + error_);
-            if (!move(replica, target_)) return false;
+            if (!move(replica, target_) || !move(target_, replica)) return false;
         }
         if (f == Fault::pause_node) c_.resume(owner_);
         if (f == Fault::freeze_replica && !c_.resume(frozen_)) return fail("SIGCONT failed");
         if (f == Fault::migrate_slot && !move((owner_ + 1) % RedisCluster::master_count, owner_))
             return false;
-        // Then the old master restarted and given its role back, and the slot moved back.
-        if (!c_.restore(60)) return fail("the cluster did not come back to its shape");
-        if (f == Fault::two_faults && !move(target_, owner_)) return false;
-        return true;
+        return c_.restore(60) || fail("the cluster did not come back to its shape");
     }
 
   private:

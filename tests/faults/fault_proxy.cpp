@@ -150,6 +150,14 @@ void FaultProxy::inject(const std::string& bytes, Inject when) {
     wake();
 }
 
+void FaultProxy::rewrite(const std::string& from, const std::string& to) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        plan_.rewrite.emplace_back(from, to);
+    }
+    wake();
+}
+
 void FaultProxy::run() {
     std::list<Pair> pairs;  // erased from the middle; list keeps that simple
     std::vector<pollfd> fds;
@@ -245,6 +253,14 @@ void FaultProxy::run() {
                 }
                 Chunk c;
                 c.bytes.assign(buf, static_cast<std::size_t>(n));
+                if (w == static_cast<int>(Way::to_client)) {
+                    for (const auto& [from, to] : plan_.rewrite) {
+                        for (std::size_t at = 0;
+                             !from.empty() && (at = c.bytes.find(from, at)) != std::string::npos;
+                             at += to.size())
+                            c.bytes.replace(at, from.size(), to);
+                    }
+                }
                 if (!plan_.inject.empty()) {
                     if (w == static_cast<int>(Way::to_server) &&
                         plan_.inject_when == Inject::on_request) {

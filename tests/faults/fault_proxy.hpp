@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace support {
 
@@ -55,6 +57,10 @@ class FaultProxy {
     void pass_through();
     // Bytes for the client that the server never sent, delivered once (see Inject).
     void inject(const std::string& bytes, Inject when);
+    // From now on, every `from` in what the server sends is passed on as `to` (e.g. an address
+    // the server names, translated to this client's way of reaching it); pass_through() keeps
+    // it. Only within one read from the server: for short replies, which loopback delivers whole.
+    void rewrite(const std::string& from, const std::string& to);
 
     // Bytes passed on each way so far (bytes injected with_reply included).
     std::uint64_t forwarded(Way way) const { return forwarded_[static_cast<int>(way)].load(); }
@@ -67,6 +73,7 @@ class FaultProxy {
         unsigned generation[2] = {0, 0};
         std::string inject;
         Inject inject_when = Inject::with_reply;
+        std::vector<std::pair<std::string, std::string>> rewrite;
     };
     void run();
     void wake();

@@ -4,7 +4,6 @@
 // `resplock run` keeps its lock (the renewals follow the new master) and a lock taken before it is
 // released after it; unreachable sentinels and an unknown master name fail with exit 69 and a
 // message naming them; a dead first sentinel is skipped.
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,14 +197,15 @@ TEST(a_dead_first_sentinel_is_skipped) {
 // Sentinel i stopped (SIGSTOP: a hung host, whose kernel still accepts connections that nobody
 // answers) for the life of the guard, continued however the test ends.
 struct FrozenSentinel {
-    pid_t pid;
-    FrozenSentinel(SentinelTopology& t, std::size_t i) : pid(t.sentinel_pid(i)) {
-        if (pid > 0) kill(pid, SIGSTOP);
-    }
+    SentinelTopology& t;
+    std::size_t i;
+    bool stopped;
+    FrozenSentinel(SentinelTopology& topology, std::size_t index)
+        : t(topology), i(index), stopped(topology.pause_sentinel(index)) {}
     FrozenSentinel(const FrozenSentinel&) = delete;
     FrozenSentinel& operator=(const FrozenSentinel&) = delete;
     ~FrozenSentinel() {
-        if (pid > 0) kill(pid, SIGCONT);
+        if (stopped) t.resume_sentinel(i);
     }
 };
 
@@ -226,7 +226,7 @@ TEST(a_frozen_sentinel_costs_nothing_while_the_others_answer) {
             },
             10));
         const FrozenSentinel guard(t, frozen);
-        REQUIRE(guard.pid > 0);
+        REQUIRE(guard.stopped);
         for (int i = 0; i < 3; ++i) {
             const auto start = std::chrono::steady_clock::now();
             const Result a = cli({"--url", t.url(), "acquire", key});

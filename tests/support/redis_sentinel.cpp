@@ -1,6 +1,7 @@
 // The Sentinel test deployment (see redis_sentinel.hpp).
 #include "redis_sentinel.hpp"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,7 +52,8 @@ std::string field(const Record& r, const char* name) {
 
 }  // namespace
 
-SentinelTopology::SentinelTopology(std::string name) : name_(std::move(name)) {
+SentinelTopology::SentinelTopology(std::string name, Front front)
+    : name_(std::move(name)), front_(std::move(front)) {
     char tmpl[] = "/tmp/resplock-sentinel-XXXXXX";
     const char* d = mkdtemp(tmpl);
     if (d == nullptr) return;
@@ -63,7 +65,7 @@ SentinelTopology::SentinelTopology(std::string name) : name_(std::move(name)) {
     if (mkdir(master_dir.c_str(), 0700) != 0) return;
     nodes_.push_back(std::make_unique<RedisServer>(std::initializer_list<const char*>{
         "--dir", master_dir.c_str(), "--repl-diskless-sync-delay", "0"}));
-    if (!nodes_[0]->running()) return;
+    if (!nodes_[0]->running() || !announce(*nodes_[0])) return;
     for (std::size_t i = 0; i < kReplicas; ++i) {
         if (!start_replica()) return;
     }
@@ -95,11 +97,21 @@ RedisServer& SentinelTopology::replica(std::size_t i) {
 bool SentinelTopology::start_replica() {
     const std::string dir = dir_ + "/node-" + std::to_string(nodes_.size());
     if (mkdir(dir.c_str(), 0700) != 0) return false;
-    const std::string master_port = std::to_string(master().port());
-    auto replica = std::make_unique<RedisServer>(
-        std::initializer_list<const char*>{"--dir", dir.c_str(), "--repl-diskless-sync-delay", "0",
-                                           "--replicaof", kLoopback, master_port.c_str()});
+    const std::string master_port = std::to_string(address_port(master()));
+    // With a Front, the replica must announce it before its first handshake with the master
+    // (which sends the port to announce): it starts as a master and is made a replica then. A
+    // restart (with the same arguments) brings it back as a master, which the sentinels turn
+    // into a replica again.
+    auto replica = front_ ? std::make_unique<RedisServer>(std::initializer_list<const char*>{
+                                "--dir", dir.c_str(), "--repl-diskless-sync-delay", "0"})
+                          : std::make_unique<RedisServer>(std::initializer_list<const char*>{
+                                "--dir", dir.c_str(), "--repl-diskless-sync-delay", "0",
+                                "--replicaof", kLoopback, master_port.c_str()});
     if (!replica->running()) return false;
+    if (front_ &&
+        (!announce(*replica) || replica->cli({"REPLICAOF", kLoopback, master_port}) != "OK")) {
+        return false;
+    }
     const bool linked = wait_until(
         [&] {
             return replica->cli({"INFO", "replication"}).find("master_link_status:up") !=
@@ -108,6 +120,45 @@ bool SentinelTopology::start_replica() {
         10);
     if (!linked) return false;
     nodes_.push_back(std::move(replica));
+    return true;
+}
+
+bool SentinelTopology::announce(RedisServer& node) {
+    if (!front_) return true;
+    auto it = fronts_.find(node.port());
+    if (it == fronts_.end()) {
+        const std::uint16_t port = front_(node.port());
+        if (port == 0) return false;
+        it = fronts_.emplace(node.port(), port).first;
+    }
+    return node.cli({"CONFIG", "SET", "replica-announce-ip", kLoopback, "replica-announce-port",
+                     std::to_string(it->second)}) == "OK";
+}
+
+std::uint16_t SentinelTopology::address_port(const RedisServer& node) const {
+    const auto it = fronts_.find(node.port());
+    return it == fronts_.end() ? node.port() : it->second;
+}
+
+bool SentinelTopology::restart(RedisServer& node) {
+    return node.restart() && announce(node);
+}
+
+bool SentinelTopology::asked(std::size_t i) const {
+    return sentinels_[i] && !paused_[i];
+}
+
+bool SentinelTopology::pause_sentinel(std::size_t i) {
+    if (i >= sentinels_.size() || !sentinels_[i] || ::kill(sentinels_[i]->pid(), SIGSTOP) != 0)
+        return false;
+    paused_[i] = true;
+    return true;
+}
+
+bool SentinelTopology::resume_sentinel(std::size_t i) {
+    if (i >= sentinels_.size() || !sentinels_[i] || ::kill(sentinels_[i]->pid(), SIGCONT) != 0)
+        return false;
+    paused_[i] = false;
     return true;
 }
 
@@ -127,8 +178,8 @@ bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {
           << "daemonize no\n"
           << "dir " << dir_ << "\n"
           << "logfile " << dir_ << "/sentinel-" << index << ".log\n"
-          << "sentinel monitor " << name_ << " 127.0.0.1 " << master().port() << " " << kQuorum
-          << "\n"
+          << "sentinel monitor " << name_ << " 127.0.0.1 " << address_port(master()) << " "
+          << kQuorum << "\n"
           << "sentinel down-after-milliseconds " << name_ << " 1000\n"
           << "sentinel failover-timeout " << name_ << " 5000\n"
           << "sentinel parallel-syncs " << name_ << " 1\n";
@@ -139,8 +190,9 @@ bool SentinelTopology::start_sentinel(std::uint16_t port, std::size_t index) {
     const bool up = wait_until([&] { return cli_on(port, {"PING"}) == "PONG"; }, 5);
     if (!up) return false;
     sentinels_.push_back(std::move(p));
+    paused_.push_back(false);
     ports_.push_back(port);
-    return wait_until([&] { return resolved_port(index) == master().port(); }, 5);
+    return wait_until([&] { return resolved_port(index) == address_port(master()); }, 5);
 }
 
 std::string SentinelTopology::url(const std::string& extra) const {
@@ -166,10 +218,11 @@ std::uint16_t SentinelTopology::resolved_port(std::size_t i) const {
 }
 
 bool SentinelTopology::settled() const {
-    const std::string master_port = std::to_string(nodes_[master_]->port());
+    const std::uint16_t master_address = address_port(*nodes_[master_]);
+    const std::string master_port = std::to_string(master_address);
     for (std::size_t i = 0; i < ports_.size(); ++i) {
-        if (!sentinels_[i]) continue;  // killed
-        if (resolved_port(i) != nodes_[master_]->port()) return false;
+        if (!asked(i)) continue;  // killed or stopped
+        if (resolved_port(i) != master_address) return false;
         const std::vector<Record> m = records(sentinel_cli(i, {"SENTINEL", "MASTER", name_}));
         if (m.size() != 1 || field(m[0], "flags") != "master" ||
             std::atoi(field(m[0], "num-other-sentinels").c_str()) + 1 <
@@ -179,7 +232,7 @@ bool SentinelTopology::settled() const {
         const std::vector<Record> known = records(sentinel_cli(i, {"SENTINEL", "REPLICAS", name_}));
         for (std::size_t n = 0; n < nodes_.size(); ++n) {
             if (n == master_) continue;
-            const std::string port = std::to_string(nodes_[n]->port());
+            const std::string port = std::to_string(address_port(*nodes_[n]));
             bool up = false;
             for (const Record& r : known) {
                 const auto field = [&](const char* f) {
@@ -202,11 +255,15 @@ bool SentinelTopology::wait_settled(double timeout_s) const {
 
 bool SentinelTopology::start_failover(double timeout_s) {
     if (!wait_settled(timeout_s)) return false;
+    // Through the first sentinel that is neither killed nor stopped.
+    std::size_t via = 0;
+    while (via + 1 < ports_.size() && !asked(via))
+        ++via;
     // A sentinel that has only just judged a replica may still answer NOGOODSLAVE for a moment.
     std::string reply;
     const bool started = wait_until(
         [&] {
-            reply = sentinel_cli(0, {"SENTINEL", "FAILOVER", name_});
+            reply = sentinel_cli(via, {"SENTINEL", "FAILOVER", name_});
             return reply.rfind("NOGOODSLAVE", 0) != 0;
         },
         timeout_s);
@@ -219,29 +276,29 @@ bool SentinelTopology::start_failover(double timeout_s) {
 
 RedisServer* SentinelTopology::node_on(std::uint16_t port) {
     for (const auto& n : nodes_) {
-        if (n->port() == port) return n.get();
+        if (address_port(*n) == port) return n.get();
     }
     return nullptr;
 }
 
 bool SentinelTopology::wait_new_master(std::uint16_t former, double timeout_s) {
-    std::uint16_t named = 0;
+    const RedisServer* named = nullptr;
     const bool moved = wait_until(
         [&] {
-            named = 0;
+            named = nullptr;
             for (std::size_t i = 0; i < ports_.size(); ++i) {
-                if (!sentinels_[i]) continue;
-                const std::uint16_t p = resolved_port(i);
-                if (p == 0 || p == former || (named != 0 && p != named)) return false;
+                if (!asked(i)) continue;
+                const RedisServer* p = node_on(resolved_port(i));
+                if (p == nullptr || p->port() == former || (named != nullptr && p != named))
+                    return false;
                 named = p;
             }
-            const RedisServer* promoted = node_on(named);
-            return promoted != nullptr && promoted->cli({"ROLE"}).rfind("master", 0) == 0;
+            return named != nullptr && named->cli({"ROLE"}).rfind("master", 0) == 0;
         },
         timeout_s);
     if (!moved) return false;
     for (std::size_t n = 0; n < nodes_.size(); ++n) {
-        if (nodes_[n]->port() == named) master_ = n;
+        if (nodes_[n].get() == named) master_ = n;
     }
     return true;
 }
@@ -253,10 +310,6 @@ bool SentinelTopology::failover(double timeout_s) {
 
 void SentinelTopology::kill_sentinel(std::size_t i) {
     if (i < sentinels_.size()) sentinels_[i].reset();
-}
-
-pid_t SentinelTopology::sentinel_pid(std::size_t i) const {
-    return i < sentinels_.size() && sentinels_[i] != nullptr ? sentinels_[i]->pid() : -1;
 }
 
 }  // namespace support

@@ -42,13 +42,15 @@ std::string line_of(const Event& e, std::int64_t origin_us) {
     return head + e.line + (e.refused ? "  -> refused" : "");
 }
 
-// The records of `a` and `b` (at most context_records each, around `at`), and the trial's own.
-std::string context(const History& h, const std::string& a, const std::string& b, std::int64_t at,
+// The records of the sessions `tokens` (at most context_records each, around `at`), and the
+// trial's own.
+std::string context(const History& h, const std::vector<std::string>& tokens, std::int64_t at,
                     std::int64_t origin_us) {
     std::string out;
     std::map<std::string, std::vector<std::size_t>> of;
     for (std::size_t i = 0; i < h.size(); ++i)
-        if (h[i].session == a || h[i].session == b) of[h[i].session].push_back(i);
+        if (std::find(tokens.begin(), tokens.end(), h[i].session) != tokens.end())
+            of[h[i].session].push_back(i);
     std::set<std::size_t> keep;
     for (auto& [token, idx] : of) {
         // The records closest to `at`.
@@ -83,7 +85,8 @@ std::string format(const History& history, std::int64_t origin_us) {
     return out;
 }
 
-Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
+Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases, std::uint32_t limit) {
+    if (limit == 0) limit = 1;
     Verdict v;
     for (const Phase& p : phases) {
         PhaseResult r;
@@ -92,11 +95,11 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
     }
     if (phases.empty()) return v;
     const std::int64_t origin = phases.front().start_us;
-    auto add = [&](std::int64_t at, int PhaseResult::*count, std::string what, const std::string& a,
-                   const std::string& b) {
+    auto add = [&](std::int64_t at, int PhaseResult::*count, std::string what,
+                   const std::vector<std::string>& tokens) {
         PhaseResult& r = v.phases[phase_of(phases, at)];
         ++(r.*count);
-        r.findings.push_back({std::move(what), context(h, a, b, at, origin)});
+        r.findings.push_back({std::move(what), context(h, tokens, at, origin)});
     };
 
     std::map<std::string, Session> sessions;
@@ -136,12 +139,12 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
             add(e.at_us, &PhaseResult::late,
                 "late: " + e.session + " wrote " + ms(e.at_us - s.valid_until) +
                     " after its lock surely ended",
-                e.session, e.session);
+                {e.session});
         }
     }
 
-    // Overlaps: sessions by their first write; one that starts before the latest end so far
-    // of another session interleaves with it.
+    // Overlaps: sessions by their first write; one that starts while `limit` others have written
+    // and not yet written for the last time interleaves with them: limit + 1 holders at once.
     auto overlaps = [&](bool accepted_only, int PhaseResult::*count) {
         struct Span {
             std::int64_t first, last;
@@ -155,15 +158,26 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
         }
         std::sort(spans.begin(), spans.end(),
                   [](const Span& x, const Span& y) { return x.first < y.first; });
-        const Span* reach = nullptr;  // the span that ends latest so far
+        std::vector<const Span*> writing;  // the spans still writing at the current one's start
         for (const Span& sp : spans) {
-            if (reach != nullptr && sp.first < reach->last) {
+            writing.erase(std::remove_if(writing.begin(), writing.end(),
+                                         [&](const Span* w) { return w->last <= sp.first; }),
+                          writing.end());
+            if (writing.size() >= limit) {
+                std::string others;
+                std::vector<std::string> tokens = {sp.s->token};
+                for (const Span* w : writing) {
+                    others += (others.empty() ? "" : ", ") + w->s->token;
+                    tokens.push_back(w->s->token);
+                }
                 add(sp.first, count,
                     std::string(accepted_only ? "accepted overlap: " : "overlap: ") + sp.s->token +
-                        " wrote while " + reach->s->token + " was still writing",
-                    sp.s->token, reach->s->token);
+                        " wrote while " + others + (writing.size() > 1 ? " were" : " was") +
+                        " still writing" +
+                        (limit > 1 ? " (limit " + std::to_string(limit) + ")" : std::string()),
+                    tokens);
             }
-            if (reach == nullptr || sp.last > reach->last) reach = &sp;
+            writing.push_back(&sp);
         }
     };
     overlaps(false, &PhaseResult::overlaps);
@@ -181,7 +195,7 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
             add(std::max(s->acquired_at, it->second->acquired_at), &PhaseResult::order,
                 "order: " + s->token + " and " + it->second->token +
                     " got the same fencing number " + std::to_string(s->fence),
-                s->token, it->second->token);
+                {s->token, it->second->token});
     }
     std::vector<const Session*> timed;
     for (const Session* s : fenced)
@@ -203,17 +217,29 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
                 "order: " + s->token + " got fencing number " + std::to_string(s->fence) +
                     ", below " + std::to_string(top->fence) + " of " + top->token +
                     ", whose acquisition had returned before",
-                s->token, top->token);
+                {s->token, top->token});
     }
+    // At a fenced resource: no accepted number below the limit-th highest accepted before (the
+    // highest, for a lock).
     if (mode != Mode::plain) {
-        const Event* high = nullptr;
+        // The highest numbers accepted so far, distinct, highest first, at most limit.
+        std::vector<const Event*> highest;
         for (const Event* w : accepted) {
-            if (high != nullptr && w->fence < high->fence)
+            if (highest.size() == limit && w->fence < highest.back()->fence)
                 add(w->at_us, &PhaseResult::order,
                     "order: the resource accepted fencing number " + std::to_string(w->fence) +
-                        " after " + std::to_string(high->fence),
-                    w->session, high->session);
-            if (high == nullptr || w->fence > high->fence) high = w;
+                        " after " + std::to_string(highest.back()->fence) +
+                        (limit > 1 ? " and " + std::to_string(limit - 1) + " higher"
+                                   : std::string()),
+                    {w->session, highest.back()->session});
+            const bool known = std::any_of(highest.begin(), highest.end(),
+                                           [&](const Event* t) { return t->fence == w->fence; });
+            if (!known) {
+                highest.push_back(w);
+                std::sort(highest.begin(), highest.end(),
+                          [](const Event* x, const Event* y) { return x->fence > y->fence; });
+                if (highest.size() > limit) highest.pop_back();
+            }
         }
     }
 
@@ -236,6 +262,32 @@ Verdict check(const History& h, Mode mode, const std::vector<Phase>& phases) {
                      (r.recovery_us >= 0 ? " (first after " + ms(r.recovery_us) + ")"
                                          : std::string(" (none)")),
                  ""});
+        }
+        if (p.live_throughout) {
+            // The longest time from the fault's start to its heal without an acquisition.
+            std::int64_t last = p.start_us, idle = 0, idle_from = p.start_us;
+            for (const Event& e : h) {
+                if (e.at_us >= p.heal_us) break;
+                if (e.kind != 'A' || e.at_us < p.start_us) continue;
+                if (e.at_us - last > idle) {
+                    idle = e.at_us - last;
+                    idle_from = last;
+                }
+                last = e.at_us;
+            }
+            if (p.heal_us - last > idle) {
+                idle = p.heal_us - last;
+                idle_from = last;
+            }
+            if (idle > p.bound_us) {
+                r.live = false;
+                r.findings.push_back(
+                    {"liveness: no acquisition for " + ms(idle) + " from " +
+                         ms(idle_from - p.start_us) +
+                         " after the fault began, which the topology should ride through (bound " +
+                         ms(p.bound_us) + ")",
+                     ""});
+            }
         }
         std::int64_t last = p.start_us;
         for (const Event* w : accepted) {

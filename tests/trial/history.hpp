@@ -44,6 +44,9 @@ struct Phase {
     std::int64_t end_us = 0;
     // Some client must acquire within this long after heal_us (the liveness bound).
     std::int64_t bound_us = 0;
+    // A fault the topology should ride through (e.g. one sentinel of three frozen): also from
+    // start_us to heal_us, no span longer than bound_us may pass without an acquisition.
+    bool live_throughout = false;
 };
 
 // Parses one record line into `e` (at_us untouched). False if it is not one.

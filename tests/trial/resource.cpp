@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -56,7 +57,8 @@ bool parse(const std::string& line, Event& e) {
     }
 }
 
-Resource::Resource(std::string path, Mode mode) : path_(std::move(path)), mode_(mode) {
+Resource::Resource(std::string path, Mode mode, std::uint32_t limit)
+    : path_(std::move(path)), mode_(mode), limit_(limit == 0 ? 1 : limit) {
     sockaddr_un a{};
     a.sun_family = AF_UNIX;
     if (path_.size() >= sizeof a.sun_path || pipe2(wake_, O_CLOEXEC) != 0) return;
@@ -105,8 +107,16 @@ History Resource::history() {
 std::string Resource::answer(const std::string& line) {
     Event e;
     if (!parse(line, e)) return "error: not a record";
-    if (e.kind == 'W' && mode_ == Mode::fenced && e.fence < highest_) e.refused = true;
-    if (e.kind == 'W' && !e.refused && e.fence > highest_) highest_ = e.fence;
+    if (e.kind == 'W' && mode_ == Mode::fenced && highest_.size() == limit_ &&
+        e.fence < highest_.back())
+        e.refused = true;
+    if (e.kind == 'W' && !e.refused &&
+        std::find(highest_.begin(), highest_.end(), e.fence) == highest_.end()) {
+        highest_.insert(std::upper_bound(highest_.begin(), highest_.end(), e.fence,
+                                         [](std::uint64_t a, std::uint64_t b) { return a > b; }),
+                        e.fence);
+        if (highest_.size() > limit_) highest_.pop_back();
+    }
     std::lock_guard<std::mutex> hold(mutex_);
     e.at_us = boot_us();
     history_.push_back(e);

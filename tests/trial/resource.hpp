@@ -3,16 +3,20 @@
 // record with its own clock, so the history does not depend on any client's clock.
 //   plain   every write is accepted (storage that knows nothing of locks);
 //   fenced  a write whose fencing number is lower than the highest accepted so far is refused
-//           (storage that checks fencing tokens);
+//           (storage that checks fencing tokens); for a semaphore of limit N, one lower than the
+//           N highest distinct numbers accepted so far (N holders may write at once, each with
+//           its own number: a number N others have outdated is a lease that ended);
 //   broken  claims to be fenced but accepts everything: only for the checker's self-test.
 // One thread, poll()-based, serves every client; the destructor stops it and removes the socket.
 #ifndef RESPLOCK_TESTS_TRIAL_RESOURCE_HPP
 #define RESPLOCK_TESTS_TRIAL_RESOURCE_HPP
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "history.hpp"
 
@@ -24,7 +28,8 @@ const char* to_string(Mode mode);
 
 class Resource {
   public:
-    Resource(std::string path, Mode mode);
+    // limit: how many holders may write at once (1: a lock; N: a semaphore of limit N).
+    Resource(std::string path, Mode mode, std::uint32_t limit = 1);
     ~Resource();
     Resource(const Resource&) = delete;
     Resource& operator=(const Resource&) = delete;
@@ -48,7 +53,10 @@ class Resource {
     int wake_[2] = {-1, -1};
     std::mutex mutex_;  // guards history_
     History history_;
-    std::uint64_t highest_ = 0;  // the highest fencing number accepted (the thread's own)
+    std::uint32_t limit_;
+    // The highest fencing numbers accepted, distinct, highest first, at most limit_ (the
+    // thread's own).
+    std::vector<std::uint64_t> highest_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
 };

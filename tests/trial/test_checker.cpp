@@ -1,7 +1,15 @@
 // The trial's checker over histories written by hand: each kind of violation it claims to find is
 // found, at the phase where it began, and a clean history yields none.
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
 #include "check.hpp"
 #include "checker.hpp"
+#include "resource.hpp"
+#include "resource_client.hpp"
 
 namespace {
 
@@ -209,6 +217,132 @@ TEST(the_longest_time_without_an_accepted_write_is_measured) {
     std::vector<Phase> p = one_phase();
     p[0].end_us = 3100 * ms;
     CHECK_EQ(trial::check(b.h, Mode::fenced, p).phases[0].longest_gap_us, 2600 * ms);
+}
+
+// A semaphore of limit N: N sessions writing at once are allowed, N + 1 are an overlap.
+// Four sessions a, b, c, d: each writes at its start and again at 1000 ms.
+Builder four_at_once(int writers) {
+    const char* names[] = {"a", "b", "c", "d"};
+    Builder b;
+    for (int i = 0; i < writers; ++i) {
+        const std::int64_t at = 200 + 10 * i;
+        b.acquired(at, names[i], static_cast<std::uint64_t>(i + 1), at - 5, at, 5000);
+        b.wrote(at + 1, names[i], static_cast<std::uint64_t>(i + 1));
+    }
+    for (int i = 0; i < writers; ++i)
+        b.wrote(1000 + i, names[i], static_cast<std::uint64_t>(i + 1));
+    return b;
+}
+
+TEST(a_semaphore_of_limit_n_accepts_n_holders_at_once_and_finds_n_plus_one) {
+    // Three at once: an overlap for a lock (the second and the third each interleave), none for
+    // a semaphore of limit 3.
+    Builder three = four_at_once(3);
+    Verdict v = trial::check(three.h, Mode::plain, one_phase(), 1);
+    CHECK_EQ(total(v, &trial::PhaseResult::overlaps), 2);
+    v = trial::check(three.h, Mode::plain, one_phase(), 3);
+    CHECK_EQ(total(v, &trial::PhaseResult::overlaps), 0);
+    CHECK_EQ(total(v, &trial::PhaseResult::accepted_overlaps), 0);
+    CHECK_EQ(v.reached, 0);
+    // Four at once: the fourth is one too many for limit 3, and it names the three others.
+    Builder four = four_at_once(4);
+    v = trial::check(four.h, Mode::plain, one_phase(), 3);
+    CHECK_EQ(total(v, &trial::PhaseResult::overlaps), 1);
+    CHECK_EQ(total(v, &trial::PhaseResult::accepted_overlaps), 1);
+    CHECK_EQ(v.reached, 1);
+    REQUIRE(!v.phases[0].findings.empty());
+    const trial::Finding& f = v.phases[0].findings[0];
+    CHECK(f.what.find("d wrote while a, b, c were still writing (limit 3)") != std::string::npos);
+    CHECK(f.context.find("W a 1") != std::string::npos);
+    CHECK(f.context.find("W d 4") != std::string::npos);
+    // Limit 4 takes them all.
+    CHECK_EQ(
+        total(trial::check(four.h, Mode::plain, one_phase(), 4), &trial::PhaseResult::overlaps), 0);
+    // At a fenced resource that refused the fourth's writes, nothing reached it.
+    for (auto& e : four.h)
+        if (e.kind == 'W' && e.session == "a" && e.at_us >= 1000 * ms) e.refused = true;
+    v = trial::check(four.h, Mode::fenced, one_phase(), 3);
+    CHECK_EQ(total(v, &trial::PhaseResult::overlaps), 1);
+    CHECK_EQ(total(v, &trial::PhaseResult::accepted_overlaps), 0);
+}
+
+TEST(holders_that_follow_one_another_never_count_as_more_than_the_limit) {
+    // a and b at once, then c after a ended, then d after b ended: never more than two.
+    Builder b;
+    b.wrote(100, "a", 1).wrote(110, "b", 2).wrote(200, "a", 1).wrote(210, "c", 3);
+    b.wrote(300, "b", 2).wrote(310, "d", 4).wrote(400, "c", 3).wrote(410, "d", 4);
+    CHECK_EQ(total(trial::check(b.h, Mode::plain, one_phase(), 2), &trial::PhaseResult::overlaps),
+             0);
+    CHECK_EQ(total(trial::check(b.h, Mode::plain, one_phase(), 1), &trial::PhaseResult::overlaps),
+             3);
+    // One write of c before a's last one: three at once.
+    b.wrote(190, "c", 3);
+    std::stable_sort(b.h.begin(), b.h.end(),
+                     [](const Event& x, const Event& y) { return x.at_us < y.at_us; });
+    CHECK_EQ(total(trial::check(b.h, Mode::plain, one_phase(), 2), &trial::PhaseResult::overlaps),
+             1);
+}
+
+TEST(a_fenced_resource_of_limit_n_may_accept_a_number_below_the_highest_but_not_below_n_of_them) {
+    // 10, 30, 20: for limit 3 (or 2) 20 is among the highest accepted; for a lock it is stale.
+    Builder b;
+    b.wrote(100, "a", 10).wrote(110, "c", 30).wrote(120, "b", 20);
+    CHECK_EQ(total(trial::check(b.h, Mode::broken, one_phase(), 3), &trial::PhaseResult::order), 0);
+    CHECK_EQ(total(trial::check(b.h, Mode::broken, one_phase(), 2), &trial::PhaseResult::order), 0);
+    CHECK_EQ(total(trial::check(b.h, Mode::broken, one_phase(), 1), &trial::PhaseResult::order), 1);
+    // Then 40: 10 is now below three higher numbers, so accepting it again is a violation for
+    // limit 3; for limit 2 already 10 after 30 and 20 was one.
+    b.wrote(130, "d", 40).wrote(140, "a", 10);
+    CHECK_EQ(total(trial::check(b.h, Mode::broken, one_phase(), 3), &trial::PhaseResult::order), 1);
+    CHECK_EQ(total(trial::check(b.h, Mode::broken, one_phase(), 2), &trial::PhaseResult::order), 1);
+    // A number written again counts once among the highest.
+    Builder c;
+    c.wrote(100, "a", 10).wrote(110, "b", 30).wrote(120, "b", 30).wrote(130, "b", 30);
+    c.wrote(140, "a", 10);
+    CHECK_EQ(total(trial::check(c.h, Mode::broken, one_phase(), 2), &trial::PhaseResult::order), 0);
+}
+
+// The resource itself: in fenced mode it refuses what the checker's rule calls stale.
+TEST(the_fenced_resource_refuses_a_number_below_the_limit_highest) {
+    char dir[] = "/tmp/resplock-test-resource-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string path = std::string(dir) + "/resource";
+    auto replies = [&](std::uint32_t limit) {
+        trial::Resource resource(path, Mode::fenced, limit);
+        trial::ResourceClient client;
+        std::string out, reply;
+        if (!resource.ok() || !client.connect(path.c_str())) return std::string("no resource");
+        for (const char* w : {"W a 10", "W c 30", "W b 20", "W d 40", "W b 20", "W a 10"}) {
+            if (!client.request(w, reply)) return std::string("no reply");
+            out += reply + " ";
+        }
+        return out;
+    };
+    CHECK_EQ(replies(1), std::string("ok ok refused ok refused refused "));
+    CHECK_EQ(replies(3), std::string("ok ok ok ok ok refused "));
+    rmdir(dir);
+}
+
+TEST(a_fault_to_ride_through_must_see_acquisitions_while_it_lasts) {
+    std::vector<Phase> phases = one_phase();
+    phases[0].heal_us = 5000 * ms;
+    phases[0].bound_us = 2000 * ms;
+    Builder b;  // acquisitions at 1 s, 2.5 s and 6 s: one within 2 s of the heal
+    b.acquired(1000, "a", 1, 990, 1000, 1000).acquired(2500, "b", 2, 2490, 2500, 1000);
+    b.acquired(6000, "c", 3, 5990, 6000, 1000);
+    Verdict v = trial::check(b.h, Mode::plain, phases);
+    CHECK(v.phases[0].live);  // the heal is all that counts, by default
+    phases[0].live_throughout = true;
+    v = trial::check(b.h, Mode::plain, phases);
+    CHECK(!v.phases[0].live);  // 2.5 s to the heal at 5 s without one
+    CHECK_EQ(v.reached, 1);
+    REQUIRE(!v.phases[0].findings.empty());
+    CHECK(v.phases[0].findings[0].what.find("no acquisition for 2500.0 ms from 2500.0 ms") !=
+          std::string::npos);
+    b.acquired(4000, "d", 4, 3990, 4000, 1000);
+    std::stable_sort(b.h.begin(), b.h.end(),
+                     [](const Event& x, const Event& y) { return x.at_us < y.at_us; });
+    CHECK(trial::check(b.h, Mode::plain, phases).phases[0].live);
 }
 
 }  // namespace

@@ -6,8 +6,13 @@
 //   cluster   three masters with one replica each
 //   quorum    five independent servers (a Redlock quorum)
 // Clients reach a single server and the quorum's servers through proxies, one set per client
-// group, so that a partition can cut group 1 off while group 0 goes on; Sentinel and Cluster
-// clients learn the servers' own addresses, so they are reached directly.
+// group, so that a partition can cut group 1 off while group 0 goes on. Under Sentinel every
+// server has two proxies in front of it: one for the sentinels, the other servers (replication)
+// and client group 0, whose port the server announces (so the sentinels hand it out), and one
+// for client group 1, which reaches the sentinels through proxies of its own that translate each
+// announced address into group 1's proxy for that server: a split brain can then cut the master
+// and group 1 off from the rest. Cluster clients learn the servers' own addresses, so they are
+// reached directly.
 #ifndef RESPLOCK_TESTS_TRIAL_TOPOLOGY_HPP
 #define RESPLOCK_TESTS_TRIAL_TOPOLOGY_HPP
 
@@ -30,7 +35,14 @@ enum class Fault {
     pause_client,       // a client process SIGSTOPped for longer than its TTL
     partition,          // client group 1 cut off by its proxies, then healed
     clock_jump,         // one client's clock jumps forward by twice the TTL
+    freeze_sentinel,    // SIGSTOP of the sentinel the clients ask first, then SIGCONT
+    split_brain,        // the master and client group 1 cut off from the sentinels, the replicas
+                        // and group 0 (Sentinel fails over), then healed
+    freeze_replica,     // SIGSTOP of a replica of the master (of KEY's slot), then SIGCONT
+    two_faults,         // Sentinel: kill -9 of the master while the first sentinel is frozen;
+                        // Cluster: kill -9 of KEY's master while its slot is being migrated
 };
+constexpr int fault_count = static_cast<int>(Fault::two_faults) + 1;
 
 const char* to_string(Fault fault);
 bool parse_fault(const std::string& name, Fault& fault);

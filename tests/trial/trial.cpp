@@ -2,16 +2,19 @@
 // that do protected writes at a resource (tests/trial/resource.hpp), injects faults one after
 // another in an order drawn from a printed seed, and checks the history (checker.hpp).
 //
-// Workload, all on one key: two trial_client processes (library clients with the Renewer: group
-// 0 with three clients, group 1 with one client whose clock can jump) and two loops of
+// Workload, all on one key and one lock kind (the row's: the lock, the fair lock, or a semaphore
+// of limit N, plain or fair): two trial_client processes (library clients with the Renewer:
+// group 0 with three clients, group 1 with one client whose clock can jump) and two loops of
 // `resplock run KEY -- trial_writer ...` (one per group), with TTL 1 s.
 //
-// Usage: trial [--short | --full | --self-test] [--seed N] [--only ROW] [--history DIR]
-//              [--table FILE]
+// Usage: trial [--short | --full | --self-test] [--seed N] [--only ROW] [--faults LIST]
+//              [--history DIR] [--table FILE]
 //   --short      every topology once, a few faults each (the test suite runs this)
 //   --full       every row of the table with every fault that applies, plain and fenced
 //   --self-test  the checker against a deliberately broken client and resource: each kind of
 //                violation must be caught
+//   --only ROW   that row's runs only (of --short or --full)
+//   --faults LIST  --full: only these faults (names separated by commas), where they apply
 // Exit: 0 no violation where the docs promise none, 1 violations, 2 the trial could not run.
 #include <signal.h>
 #include <sys/stat.h>
@@ -53,7 +56,8 @@ struct Row {
     bool fair = false;
     bool wake = false;
     int replicas = 0;
-    bool fencing = true;  // the lock kind can give fencing numbers
+    bool fencing = true;      // the lock kind can give fencing numbers
+    std::uint32_t limit = 0;  // 0: a lock; N: a semaphore of limit N (fair with `fair`)
 };
 
 std::vector<Row> rows() {
@@ -66,6 +70,16 @@ std::vector<Row> rows() {
         {"sentinel, --replicas 2", "sentinel", false, false, false, 2, true},
         {"cluster", "cluster", false, false, false, 0, true},
         {"cluster, --replicas 1", "cluster", false, false, false, 1, true},
+        {"sentinel, fair", "sentinel", false, true, false, 0, false},
+        {"sentinel, --limit 1", "sentinel", false, false, false, 0, true, 1},
+        {"sentinel, --limit 3", "sentinel", false, false, false, 0, true, 3},
+        {"sentinel, --limit 1 --fair", "sentinel", false, true, false, 0, true, 1},
+        {"sentinel, --limit 3 --fair", "sentinel", false, true, false, 0, true, 3},
+        {"cluster, fair", "cluster", false, true, false, 0, false},
+        {"cluster, --limit 1", "cluster", false, false, false, 0, true, 1},
+        {"cluster, --limit 3", "cluster", false, false, false, 0, true, 3},
+        {"cluster, --limit 1 --fair", "cluster", false, true, false, 0, true, 1},
+        {"cluster, --limit 3 --fair", "cluster", false, true, false, 0, true, 3},
         {"quorum of 5", "quorum", false, false, false, 0, false},
         {"quorum of 5, persistence", "quorum", true, false, false, 0, false},
     };
@@ -88,8 +102,13 @@ bool documented_unsafe(const Row& row, Fault f) {
         case Fault::kill_master:
         case Fault::pause_node:
         case Fault::sentinel_failover:
+        case Fault::split_brain:
             // The promoted replica may lack the lock unless it acknowledged it.
             return (row.topology == "sentinel" || row.topology == "cluster") && row.replicas == 0;
+        case Fault::two_faults:
+            // Sentinel: a failover, as above. Cluster: the keys an interrupted move had taken to
+            // the importing node are not on the promoted replica, acknowledged or not.
+            return row.topology == "cluster" || row.replicas == 0;
         default:
             return false;
     }
@@ -191,6 +210,10 @@ class Workload {
     }
     void options(std::vector<std::string>& args) const {
         if (row_.fencing && mode_ != Mode::plain) args.push_back("--fence");
+        if (row_.limit > 0) {
+            args.push_back("--limit");
+            args.push_back(std::to_string(row_.limit));
+        }
         if (row_.fair) args.push_back("--fair");
         if (row_.wake) args.push_back("--wake");
         if (row_.replicas > 0) {
@@ -249,6 +272,7 @@ struct Options {
     std::string plan = "short";
     unsigned seed = 0;
     std::string only;
+    std::vector<Fault> faults;  // --faults (empty: every fault)
     std::string history_dir = ".";
     std::string table;
     Paths paths;
@@ -297,7 +321,7 @@ Verdict run(const Options& o, const Row& row, Mode mode, std::vector<Fault> faul
     std::string workload_report;
     History history;
     {
-        Resource resource(socket, mode);
+        Resource resource(socket, mode, std::max<std::uint32_t>(row.limit, 1));
         Workload work(o.paths, *topo, row, mode, socket, seed, sabotage == Sabotage::slow_clock);
         if (!work.started()) {
             std::printf("ERROR: could not start the library clients\n");
@@ -319,6 +343,8 @@ Verdict run(const Options& o, const Row& row, Mode mode, std::vector<Fault> faul
             Phase p;
             p.fault = to_string(f);
             p.bound_us = bound_us;
+            // One frozen sentinel of three: the others must keep the service up meanwhile.
+            p.live_throughout = f == Fault::freeze_sentinel;
             p.start_us = resource.note('F', p.fault);
             bool ok = true;
             int hold = 0;
@@ -358,7 +384,7 @@ Verdict run(const Options& o, const Row& row, Mode mode, std::vector<Fault> faul
         std::printf("ERROR: %s", workload_report.c_str());
         ++totals.errors;
     }
-    v = check(history, mode, phases);
+    v = check(history, mode, phases, std::max<std::uint32_t>(row.limit, 1));
 
     const bool quiet = sabotage != Sabotage::none;
     bool failed = false;
@@ -422,8 +448,10 @@ const Row& row_named(const std::string& name) {
 // The faults that apply to a row (the client-side ones everywhere), in an order drawn from rng.
 std::vector<Fault> faults_of(const Row& row, std::mt19937& rng) {
     std::vector<Fault> v;
-    for (int i = 0; i <= static_cast<int>(Fault::clock_jump); ++i) {
+    for (int i = 0; i < fault_count; ++i) {
         const Fault f = static_cast<Fault>(i);
+        // A frozen replica matters where locks wait for replicas to acknowledge.
+        if (f == Fault::freeze_replica && row.replicas == 0) continue;
         if (applies(row.topology, f)) v.push_back(f);
     }
     std::shuffle(v.begin(), v.end(), rng);
@@ -457,6 +485,16 @@ int self_test(const Options& o) {
     expect(sum(v, &PhaseResult::overlaps) > 0, "overlapping holders (clients with a slow clock)");
     expect(sum(v, &PhaseResult::late) > 0,
            "writes after the lock ended (clients with a slow clock)");
+    // The same clients on a semaphore of limit 3: more than three holders at once.
+    Row semaphore = single;
+    semaphore.name = "single, --limit 3 (self-test)";
+    semaphore.limit = 3;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        v = run(o, semaphore, Mode::plain, {}, seed++, t, Sabotage::slow_clock);
+        if (sum(v, &PhaseResult::overlaps) > 0) break;
+    }
+    expect(sum(v, &PhaseResult::overlaps) > 0,
+           "more holders than a semaphore's limit (clients with a slow clock)");
     // A resource that says it checks fencing numbers but accepts a lower one.
     for (int attempt = 0; attempt < 3; ++attempt) {
         v = run(o, single, Mode::broken, {}, seed++, t, Sabotage::slow_clock);
@@ -467,7 +505,7 @@ int self_test(const Options& o) {
     // A fault that is never healed: the server stays stopped.
     v = run(o, single, Mode::plain, {Fault::pause_node}, seed++, t, Sabotage::unhealed);
     expect(!v.phases.empty() && !v.phases.back().live, "no acquisition after a fault (unhealed)");
-    std::printf("self-test: %d of 4 kinds of violation caught\n", 4 - missed);
+    std::printf("self-test: %d of 5 deliberate violations caught\n", 5 - missed);
     return missed == 0 && t.errors == 0 ? 0 : 1;
 }
 
@@ -480,7 +518,7 @@ std::string table(const Totals& t, const std::string& command) {
                       std::to_string(t.runs) + " runs, " + std::to_string(secs / 60) + " min " +
                       std::to_string(secs % 60) + " s).\n\n";
     std::vector<std::string> faults;
-    for (int i = 0; i <= static_cast<int>(Fault::clock_jump); ++i)
+    for (int i = 0; i < fault_count; ++i)
         faults.push_back(to_string(static_cast<Fault>(i)));
     out += "| configuration |";
     for (const std::string& f : faults)
@@ -534,9 +572,22 @@ bool write_table(const std::string& path, const std::string& text) {
 int usage(const char* why) {
     std::fprintf(stderr,
                  "trial: %s\nusage: trial [--short | --full | --self-test] [--seed N] "
-                 "[--only ROW] [--history DIR] [--table FILE]\n",
+                 "[--only ROW] [--faults LIST] [--history DIR] [--table FILE]\n",
                  why);
     return 2;
+}
+
+// The faults named in `list` ("a,b,..."); false if a name is not a fault's.
+bool parse_faults(const std::string& list, std::vector<Fault>& out) {
+    for (std::size_t at = 0; at <= list.size();) {
+        std::size_t end = list.find(',', at);
+        if (end == std::string::npos) end = list.size();
+        Fault f{};
+        if (!parse_fault(list.substr(at, end - at), f)) return false;
+        out.push_back(f);
+        at = end + 1;
+    }
+    return true;
 }
 
 }  // namespace
@@ -548,6 +599,7 @@ int main(int argc, char** argv) {
     o.seed = static_cast<unsigned>(boot_us() % 1000000);
     // The command that repeats this run, for the table (scripts/trial.sh adds --full).
     std::string command = "scripts/trial.sh";
+    std::string command_faults;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
@@ -557,6 +609,14 @@ int main(int argc, char** argv) {
             o.seed = static_cast<unsigned>(std::strtoul(argv[++i], nullptr, 10));
         } else if (a == "--only" && has_value) {
             o.only = argv[++i];
+            bool known = false;
+            for (const Row& r : rows())
+                known = known || r.name == o.only;
+            if (!known) return usage(("no row named '" + o.only + "'").c_str());
+        } else if (a == "--faults" && has_value) {
+            std::string list = argv[++i];
+            if (!parse_faults(list, o.faults)) return usage(("unknown fault in " + list).c_str());
+            command_faults = " --faults " + list;
         } else if (a == "--history" && has_value) {
             o.history_dir = argv[++i];
         } else if (a == "--table" && has_value) {
@@ -568,6 +628,7 @@ int main(int argc, char** argv) {
     if (o.plan != "full") command += " --" + o.plan;
     command += " --seed " + std::to_string(o.seed);
     if (!o.only.empty()) command += " --only '" + o.only + "'";
+    command += command_faults;
     signal(SIGPIPE, SIG_IGN);
     std::printf("trial: %s, seed %u (repeat with --seed %u)\n", o.plan.c_str(), o.seed, o.seed);
     if (o.plan == "self-test") return self_test(o);
@@ -576,21 +637,33 @@ int main(int argc, char** argv) {
     std::mt19937 rng(o.seed);
     unsigned seed = o.seed;
     if (o.plan == "short") {
-        // Every topology once; the faults that matter most for each.
-        run(o, row_named("single"), Mode::plain,
-            {Fault::pause_client, Fault::kill_master, Fault::partition, Fault::clock_jump}, seed++,
-            t);
-        run(o, row_named("sentinel, --replicas 2"), Mode::fenced,
-            {Fault::sentinel_failover, Fault::kill_master}, seed++, t);
-        run(o, row_named("cluster"), Mode::fenced, {Fault::kill_master, Fault::migrate_slot},
-            seed++, t);
-        run(o, row_named("quorum of 5"), Mode::plain, {Fault::pause_node, Fault::partition}, seed++,
-            t);
+        // Every topology once; the faults that matter most for each. The rows of the other lock
+        // kinds under Sentinel and Cluster, and the faults that only those topologies have
+        // (freeze-sentinel, split-brain, freeze-replica, two-faults), are in the full run only.
+        auto short_run = [&](const char* name, Mode mode, std::vector<Fault> faults) {
+            const unsigned s = seed++;  // the same seeds with or without --only
+            if (o.only.empty() || o.only == name) run(o, row_named(name), mode, faults, s, t);
+        };
+        short_run("single", Mode::plain,
+                  {Fault::pause_client, Fault::kill_master, Fault::partition, Fault::clock_jump});
+        short_run("sentinel, --replicas 2", Mode::fenced,
+                  {Fault::sentinel_failover, Fault::kill_master});
+        short_run("cluster", Mode::fenced, {Fault::kill_master, Fault::migrate_slot});
+        short_run("quorum of 5", Mode::plain, {Fault::pause_node, Fault::partition});
     } else {
         for (const Row& row : rows()) {
             if (!o.only.empty() && row.name != o.only) continue;
             std::vector<Fault> faults = faults_of(row, rng);
             if (row.persistence) faults = {Fault::kill_master, Fault::restart_empty};
+            if (!o.faults.empty()) {
+                faults.erase(std::remove_if(faults.begin(), faults.end(),
+                                            [&](Fault f) {
+                                                return std::find(o.faults.begin(), o.faults.end(),
+                                                                 f) == o.faults.end();
+                                            }),
+                             faults.end());
+                if (faults.empty()) continue;
+            }
             run(o, row, Mode::plain, faults, seed++, t);
             if (row.fencing) {
                 std::shuffle(faults.begin(), faults.end(), rng);

@@ -7,7 +7,10 @@
 // Usage:
 //   trial_client --resource PATH --name NAME --clients N --key KEY --ttl MS --wait MS
 //                --work MS_MIN MS_MAX [--timeout MS] [--fence] [--fair] [--wake] [--replicas N]
-//                [--clock-jump-ms J] [--slow-clock K] [--seed S] TOPOLOGY ARGS...
+//                [--limit N] [--clock-jump-ms J] [--slow-clock K] [--seed S] TOPOLOGY ARGS...
+// The lock kind: the plain lock (resplock::Lock, with --fence, --wake, --replicas), the fair lock
+// (--fair: resplock::FairLock, none of those), or with --limit N a semaphore of limit N
+// (resplock::Semaphore, fair with --fair; --fence and --replicas apply to its leases).
 // TOPOLOGY (servers on 127.0.0.1 only):
 //   single PORT              one server
 //   sentinel NAME PORT...    the master NAME that these sentinels name (resplock::Sentinel)
@@ -85,6 +88,7 @@
 #include "resplock/variants/fair_lock.hpp"
 #include "resplock/variants/quorum_lock.hpp"
 #include "resplock/variants/renewer.hpp"
+#include "resplock/variants/semaphore.hpp"
 
 namespace {
 
@@ -153,6 +157,7 @@ struct Options {
     bool fair = false;
     bool wake = false;
     std::uint32_t replicas = 0;
+    std::uint32_t limit = 0;  // 0: a lock; N: a semaphore of limit N
     std::uint32_t jump_ms = 0;
     std::uint32_t slow = 1;
     std::uint64_t seed = 0;
@@ -225,11 +230,12 @@ void check_combinations(const Options& o) {
     if (o.work_min_ms > o.work_max_ms) usage("--work: MS_MIN exceeds MS_MAX");
     if (o.topology == Topology::quorum) {
         if (o.fence) usage("quorum gives no fencing numbers: not with --fence");
-        if (o.fair || o.wake || o.replicas != 0)
-            usage("quorum takes neither --fair, --wake nor --replicas");
+        if (o.fair || o.wake || o.replicas != 0 || o.limit != 0)
+            usage("quorum takes neither --fair, --wake, --replicas nor --limit");
     }
-    if (o.fair && (o.fence || o.wake || o.replicas != 0))
-        usage("--fair takes neither --fence, --wake nor --replicas");
+    if (o.limit != 0 && o.wake) usage("--limit does not take --wake (a release wakes a waiter)");
+    if (o.limit == 0 && o.fair && (o.fence || o.wake || o.replicas != 0))
+        usage("--fair takes neither --fence, --wake nor --replicas (except with --limit)");
 }
 
 Options parse(int argc, char** argv) {
@@ -272,6 +278,8 @@ Options parse(int argc, char** argv) {
             o.wake = true;
         } else if (opt == "--replicas") {
             o.replicas = number("--replicas", value(), 1, resplock::Lock::max_replicas);
+        } else if (opt == "--limit") {
+            o.limit = number("--limit", value(), 1, resplock::Semaphore::max_limit);
         } else if (opt == "--clock-jump-ms") {
             o.jump_ms = number("--clock-jump-ms", value(), 1, 86400000);
         } else if (opt == "--slow-clock") {
@@ -368,7 +376,8 @@ struct Link {
     static std::size_t buffer_size() {
         // 4096: room for a Sentinel's ROLE replies too.
         return std::max({std::size_t{4096}, resplock::lock_buffer_min(),
-                         resplock::lock_options_buffer_min(), resplock::fair_buffer_min()});
+                         resplock::lock_options_buffer_min(), resplock::fair_buffer_min(),
+                         resplock::semaphore_buffer_min()});
     }
 };
 
@@ -440,6 +449,31 @@ class SimpleHeld final : public Held {
 
   private:
     L lock_;
+};
+
+// The semaphore, plain or fair: a lease per holder, with its fencing number under --fence.
+class SemaphoreHeld final : public Held {
+  public:
+    SemaphoreHeld(resplock::Connection& conn, const Options& o)
+        : semaphore_(conn, o.key, o.limit, o.fair), fence_(o.fence) {
+        if (o.replicas != 0 && semaphore_.set_replicas(o.replicas) != Status::ok) std::abort();
+    }
+    Status acquire(std::uint32_t ttl_ms, std::uint32_t wait_ms,
+                   std::uint64_t& fence) noexcept override {
+        fence = 0;
+        return semaphore_.try_acquire(ttl_ms, wait_ms, fence_ ? &fence : nullptr);
+    }
+    Status extend(std::uint32_t ttl_ms, std::uint32_t wait_ms) noexcept override {
+        return semaphore_.extend(ttl_ms, wait_ms);
+    }
+    Status release() noexcept override { return semaphore_.release(); }
+    std::uint32_t remaining_ms() const noexcept override { return semaphore_.remaining_ms(); }
+    std::string_view token() const noexcept override { return semaphore_.token(); }
+    std::string_view key() const noexcept override { return semaphore_.key(); }
+
+  private:
+    resplock::Semaphore semaphore_;
+    bool fence_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -608,7 +642,9 @@ std::unique_ptr<Worker> make_worker(Shared& shared, std::uint32_t i, std::uint64
         // Through a Sentinel the router finds the node; config.port is not used.
         w->links.push_back(std::make_unique<Link>(o, o.ports[0]));
         resplock::Connection& conn = *w->links.back()->conn;
-        if (o.fair) {
+        if (o.limit != 0) {
+            w->held = std::make_unique<SemaphoreHeld>(conn, o);
+        } else if (o.fair) {
             w->held = std::make_unique<SimpleHeld<resplock::FairLock>>(conn, o.key);
         } else {
             w->held = std::make_unique<PlainHeld>(conn, o);

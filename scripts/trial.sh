@@ -3,7 +3,7 @@
 # clients writing to a resource, faults injected in an order drawn from a seed, and a checker of
 # the history. See docs/guarantees.md.
 #   scripts/trial.sh                  the full run (every row of docs/guarantees.md, every fault
-#                                     that applies, plain and fenced; about 75 minutes), then its
+#                                     that applies, plain and fenced; about 70 minutes), then its
 #                                     table written into docs/guarantees.md
 #   scripts/trial.sh --short          the short run the test suite makes (about 2 minutes; the
 #                                     plain lock only, without the faults freeze-sentinel,

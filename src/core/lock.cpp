@@ -126,6 +126,7 @@ Status Lock::keep(std::string_view token, std::uint32_t ttl_ms, std::uint32_t se
 struct Lock::Attempt {
     Lock& lock;
     std::uint32_t value;
+    // cppcheck-suppress unusedStructMember
     bool release;
 };
 

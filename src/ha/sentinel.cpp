@@ -43,7 +43,7 @@ bool same(const Node& a, const Node& b) noexcept {
 // One round's answers: each sentinel's status (ok: `named` holds the node it named; incomplete:
 // not answered yet), when the round started and when its outcome was first settled.
 struct Sentinel::Answers {
-    Status status[RESPLOCK_MAX_SENTINELS];
+    Status status[RESPLOCK_MAX_SENTINELS]{};
     Node named[RESPLOCK_MAX_SENTINELS];
     std::uint32_t started_at = 0;
     std::uint32_t settled_at = 0;

@@ -45,7 +45,8 @@ resplock::Sentinel::Link* link_for(SentinelSlot& slot, std::size_t i, const Endp
     (void)ep;
     (void)o;
 #endif
-    return new (slot.links[i]) resplock::Sentinel::Link(port);
+    void* room = slot.links[i];
+    return new (room) resplock::Sentinel::Link(port);
 }
 
 }  // namespace

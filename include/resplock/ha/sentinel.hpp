@@ -116,7 +116,7 @@ class Sentinel final : public Router {
         bool pending_ = false;  // a request is out, its reply not yet read
         // The longest request: SENTINEL get-master-addr-by-name with a name of
         // RESPLOCK_MAX_HOST_LEN bytes; the longest reply of interest: an address of that length.
-        char buf_[RESPLOCK_MAX_HOST_LEN + 64];
+        char buf_[RESPLOCK_MAX_HOST_LEN + 64]{};
     };
 
     // master_name: as the sentinels know it (`sentinel monitor NAME ...`); copied. A name that is

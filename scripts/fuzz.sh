@@ -4,9 +4,13 @@
 # semaphore, plain and fair; the Cluster router's redirections; the Sentinel router's replies) with
 # clang, AddressSanitizer and UndefinedBehaviorSanitizer, and runs each for SECONDS (default 60;
 # fuzz_cluster and fuzz_sentinel at most 30: small surfaces), FUZZ_PARALLEL at a time (default:
-# one per core), each on a scratch copy of the committed seed corpus.
+# one per core), each on a scratch copy of the committed seed corpus. With --runs instead, each
+# target runs a fixed number of inputs (`runs_of` below: about what 60 s, or 30, ran on a two-core
+# x86-64 machine), however much CPU it gets: the same check whatever runs beside it.
 #
-#   scripts/fuzz.sh                         60 s per target (what scripts/test.sh runs)
+#   scripts/fuzz.sh                         60 s per target
+#   scripts/fuzz.sh --runs                  a fixed number of inputs per target (what
+#                                           scripts/test.sh runs, beside a suite at nice 19)
 #   scripts/fuzz.sh 3600                    a long run: an hour per target
 #   FUZZ_TARGETS=fuzz_lock scripts/fuzz.sh 600    one target only
 #   FUZZ_BUILD=/tmp/fuzz scripts/fuzz.sh    another build folder (default build/fuzz)
@@ -29,10 +33,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
-if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
-    echo "usage: $0 [SECONDS]   (seconds per target, default 60)" >&2
+fixed_runs=0
+if [ "$seconds" = "--runs" ]; then
+    fixed_runs=1
+elif ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
+    echo "usage: $0 [SECONDS | --runs]   (seconds per target, default 60; or a fixed number of" \
+        "inputs per target)" >&2
     exit 64
 fi
+# Inputs per target with --runs: about what each ran in 60 s (fuzz_cluster and fuzz_sentinel: 30)
+# on a two-core x86-64 machine, two targets at a time.
+runs_of() {
+    case "$1" in
+    fuzz_resp) echo 2400000 ;;
+    fuzz_lock | fuzz_sentinel) echo 1600000 ;;
+    fuzz_quorum) echo 700000 ;;
+    fuzz_semaphore) echo 1100000 ;;
+    fuzz_cluster) echo 900000 ;;
+    *) echo 1000000 ;;
+    esac
+}
 targets=${FUZZ_TARGETS:-fuzz_resp fuzz_lock fuzz_quorum fuzz_semaphore fuzz_cluster fuzz_sentinel}
 build=${FUZZ_BUILD:-build/fuzz}
 
@@ -64,9 +84,18 @@ cmake --build "$build" -j "$(nproc 2>/dev/null || echo 2)" --target $targets
 
 # Runs one target; its summary line goes to $build/$t.result.
 fuzz_one() {
-    local t=$1 run_seconds=$seconds
-    # fuzz_cluster and fuzz_sentinel cover one small unit each: 30 s at most is plenty.
-    case "$t" in fuzz_cluster | fuzz_sentinel) [ "$seconds" -gt 30 ] && run_seconds=30 ;; esac
+    local t=$1 run_seconds=$seconds limit what
+    if ((fixed_runs)); then
+        # No time limit of its own, only a bound on a run that stalls: an hour.
+        limit=(-runs="$(runs_of "$t")")
+        what="$(runs_of "$t") inputs"
+        run_seconds=3600
+    else
+        # fuzz_cluster and fuzz_sentinel cover one small unit each: 30 s at most is plenty.
+        case "$t" in fuzz_cluster | fuzz_sentinel) [ "$seconds" -gt 30 ] && run_seconds=30 ;; esac
+        limit=(-max_total_time="$run_seconds")
+        what="${run_seconds} s"
+    fi
     local seeds=tests/fuzz/corpus/${t#fuzz_}
     local corpus=$build/corpus/$t
     local artifacts=$build/artifacts/$t
@@ -74,11 +103,11 @@ fuzz_one() {
     rm -rf "$corpus" "$artifacts"
     mkdir -p "$corpus" "$artifacts"
     cp "$seeds"/* "$corpus"/
-    echo "=== $t: ${run_seconds} s on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
+    echo "=== $t: $what on $(find "$corpus" -type f | wc -l) seed inputs (log: $log)"
     local status=0
     # One process per target (no -jobs); the outer timeout only guards against libFuzzer
     # itself wedging.
-    timeout $((run_seconds + 300)) "$build/tests/fuzz/$t" -max_total_time="$run_seconds" -timeout=5 \
+    timeout $((run_seconds + 300)) "$build/tests/fuzz/$t" "${limit[@]}" -timeout=5 \
         -rss_limit_mb=1024 -print_final_stats=1 -dict=tests/fuzz/resp.dict \
         -artifact_prefix="$artifacts/" "$corpus" >"$log" 2>&1 || status=$?
     local last execs rate found
@@ -120,6 +149,10 @@ for t in $targets; do
     summary+=("$(cat "$build/$t.result" 2>/dev/null || echo "$t: FAILED (no result)")")
     grep -q FAILED "$build/$t.result" 2>/dev/null && failed=1
 done
-echo "=== fuzz summary (${seconds} s per target, fuzz_sentinel at most 30)"
+if ((fixed_runs)); then
+    echo "=== fuzz summary (a fixed number of inputs per target)"
+else
+    echo "=== fuzz summary (${seconds} s per target, fuzz_cluster and fuzz_sentinel at most 30)"
+fi
 printf '%s\n' "${summary[@]}"
 exit "$failed"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, the command the README gives and .ci/run calls. Installs what it needs
 # (Debian packages, scripts/install-deps.sh), builds everything with CMake (warnings as errors)
-# and runs the suite with CTest, with every build type with g++ and clang++, with and without
-# mbedTLS (scripts/build-matrix.sh) built beside it; then the suite again under AddressSanitizer
-# and UndefinedBehaviorSanitizer, with clang-tidy, cppcheck and clang-format beside it; the CLI
-# tests under valgrind, the fuzzers, the benchmark's short run (its invariants, not its timings),
-# and the suite on 32-bit ARM Linux.
+# and runs the suite with CTest, while every build type with g++ and clang++, with and without
+# mbedTLS (scripts/build-matrix.sh), and the builds of the later stages are compiled beside it;
+# then the suite again under AddressSanitizer and UndefinedBehaviorSanitizer, with clang-tidy,
+# cppcheck and clang-format beside it; the CLI tests under valgrind, the benchmark's short run (its
+# invariants, not its timings) and the suite on 32-bit ARM Linux, with the fuzzers beside them.
 #   ./scripts/test.sh [CTEST ARGS...]          everything (extra arguments go to the host and ARM
 #                                              ctest runs, e.g. -R cli)
-#   ./scripts/test.sh --quick [CTEST ARGS...]  the host build and host suite only, for iteration
+#   ./scripts/test.sh --quick [CTEST ARGS...]  the host build and the host suite without its
+#                                              slow parts (see `quick_skips` below), for iteration
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,6 +28,15 @@ fi
 # Debian starts a redis-server service on install; the tests start their own on free ports.
 
 jobs=$(nproc 2>/dev/null || echo 2)
+# CTest runs three tests per core: most tests wait (on servers, timers, child processes) and
+# overlap; one that computes takes a core's worth of slots (COMPUTE_SLOTS in tests/CMakeLists.txt,
+# the same three), so that no more of them run at once than there are cores.
+slots=$((3 * jobs))
+# What --quick leaves out: the builds with other toolchains and of the packages (static.*,
+# target.*, board.*, package.*, build.makefile_*), the fault trial and the soak (trial.*, soak.*),
+# the bounded proofs (proof.*) and the documentation's commands (docs.commands); the coverage gate
+# too, which judges whole runs only.
+quick_skips='^(static|target|board|package|build|trial|soak|proof)\.|^docs\.commands$'
 stage() {
     echo "=== $* ==="
     stage_start=$SECONDS
@@ -34,7 +44,7 @@ stage() {
 stage_done() {
     echo "$1 stage: $((SECONDS - stage_start)) s"
 }
-# A stage that only computes (compiling, static analysis) runs beside a suite at the lowest
+# Work that only computes (compiling, static analysis, fuzzing) runs beside a suite at the lowest
 # priority (nice 19): it takes the CPU that the suite's tests leave idle while they wait on
 # servers, timers and child processes, and the suite's timing-bound tests keep theirs. Its output
 # goes to build/<name>.log, printed when it is awaited; its failure fails the run then.
@@ -43,7 +53,7 @@ side() {
     local name=$1
     shift
     mkdir -p build
-    echo "=== $name: started beside the next stage, at nice 19 (build/$name.log) ==="
+    echo "=== $name: started beside what follows, at nice 19 (build/$name.log) ==="
     # A process group of its own (setsid), so that a run that stops early can stop all of it.
     setsid nice -n 19 "$@" >"build/$name.log" 2>&1 &
     side_pid[$name]=$!
@@ -53,9 +63,9 @@ side_done() {
     local name=$1 status=0
     wait "${side_pid[$name]}" || status=$?
     unset "side_pid[$name]"
-    echo "=== $name (ran beside the stage above) ==="
+    echo "=== $name (ran beside the stages above) ==="
     cat "build/$name.log"
-    echo "$name stage: $((SECONDS - side_start[$name])) s, beside the stage above"
+    echo "$name stage: $((SECONDS - side_start[$name])) s, beside the stages above"
     return "$status"
 }
 # A run that stops early stops what runs beside it too.
@@ -67,21 +77,66 @@ stop_sides() {
 }
 trap stop_sides EXIT
 
+# Builds that only compile run beside the host suite (at nice 19, see side()): the sanitizer build
+# and the 32-bit ARM cross build, each with the flags its stage below names.
+sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+build_asan() {
+    CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
+        -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
+        -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" &&
+        cmake --build build/asan -j "$jobs"
+}
+build_arm_linux() {
+    cmake -S . -B build/arm-linux -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
+        -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake &&
+        cmake --build build/arm-linux -j "$jobs"
+}
+export sanitize jobs
+export -f build_asan build_arm_linux
+arm_linux=1
+if ! command -v arm-linux-gnueabihf-g++ >/dev/null || ! command -v qemu-arm >/dev/null ||
+    [ ! -e /usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3 ]; then
+    arm_linux=0
+fi
+# A later suite starts its tests in the order of the host suite's measured times (CTest's cost
+# data, by test name), longest first, so that the longest do not start last.
+cost_data=Testing/Temporary/CTestCostData.txt
+with_host_costs() {
+    mkdir -p "$1/${cost_data%/*}"
+    cp build/cmake/$cost_data "$1/$cost_data" 2>/dev/null || true
+}
+
 # The host build also writes compile_commands.json for clang-tidy in the lint stage, and its
 # library and ports record their coverage for the gate after the suite (scripts/coverage.sh).
-stage "host: build everything, run the whole suite, coverage gate"
+if ((quick)); then
+    stage "host: build everything, run the suite without its slow parts (--quick)"
+else
+    stage "host: build everything, run the whole suite, coverage gate"
+fi
 cmake -S . -B build/cmake -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
     -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DRESPLOCK_COVERAGE=ON
 cmake --build build/cmake -j "$jobs"
-# Every build type with g++ and clang++, with and without mbedTLS: the library and the tool only,
-# warnings as errors (the optimiser finds warnings that the Debug build above cannot).
-((quick)) || side "build-matrix" ./scripts/build-matrix.sh build/matrix
+if ((!quick)); then
+    # Every build type with g++ and clang++, with and without mbedTLS: the library and the tool
+    # only, warnings as errors (the optimiser finds warnings that the Debug build above cannot).
+    side "build-matrix" ./scripts/build-matrix.sh build/matrix
+    side "asan-build" bash -c build_asan
+    if ((arm_linux)); then
+        side "arm-linux-build" bash -c build_arm_linux
+    fi
+fi
 # Counts from an earlier run would add to this one's.
 find build/cmake -name '*.gcda' -delete
-ctest --test-dir build/cmake --output-on-failure -j "$jobs" "$@"
+if ((quick)); then
+    ctest --test-dir build/cmake --output-on-failure -j "$slots" -E "$quick_skips" "$@"
+else
+    ctest --test-dir build/cmake --output-on-failure -j "$slots" "$@"
+fi
 # Lines and branches of the library and ports the suite ran (docs/testing.md, "Coverage"); a run
 # of part of the suite covers less by construction, so the gate judges whole runs only.
-if (($#)); then
+if ((quick)); then
+    echo "coverage gate: skipped (--quick runs part of the suite)"
+elif (($#)); then
     echo "coverage gate: skipped (ctest ran with arguments: $*)"
 else
     coverage_start=$SECONDS
@@ -101,19 +156,20 @@ side_done "build-matrix"
 # the soak test and the trial (long, with timing bounds meant for the plain build; they ran in the
 # host stage).
 stage "sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer build (g++), suite again"
-sanitize="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-CC=gcc CXX=g++ cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
-    -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
-    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
-cmake --build build/asan -j "$jobs"
+side_done "asan-build"
 # clang-tidy, cppcheck and clang-format (the host build's compile_commands.json) beside the suite.
 side "lint" ./scripts/lint.sh build/cmake
+with_host_costs build/asan
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir build/asan --output-on-failure -j "$jobs" -LE soak \
+    ctest --test-dir build/asan --output-on-failure -j "$slots" -LE soak \
     -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
 side_done "lint"
+
+# The fuzzers compute only: they run beside the stages up to the end, a fixed number of inputs per
+# target (scripts/fuzz.sh --runs), so that what they check does not depend on the CPU left to them.
+side "fuzz" ./scripts/fuzz.sh --runs
 
 # Every resplock the CLI tests start runs under valgrind (a generated wrapper, see
 # RESPLOCK_CLI_LAUNCHER in tests/CMakeLists.txt). Exit code 99 marks a valgrind finding: no
@@ -127,32 +183,28 @@ cmake --build build/valgrind -j "$jobs" --target cli_slow_launcher_tests
 ctest --test-dir build/valgrind --output-on-failure -j "$jobs" -L cli_slow_launcher
 stage_done valgrind
 
-stage "fuzz: libFuzzer, 60 s per target (scripts/fuzz.sh)"
-./scripts/fuzz.sh 60
-stage_done fuzz
-
 stage "benchmark: a short run of bench/run.sh, checking its invariants (not its timings)"
 ./bench/run.sh --quick
 stage_done benchmark
 
-# The same suite on 32-bit ARM Linux: cross-built with cmake/toolchains/arm-linux-gnueabihf.cmake,
-# every test binary run by qemu-arm (user-mode emulation); redis-server and the other helper
-# programs are the host's. The Cortex-M4 checks already ran above, in the host suite (target.*).
+# The same suite on 32-bit ARM Linux: cross-built with cmake/toolchains/arm-linux-gnueabihf.cmake
+# (beside the host suite), every test binary run by qemu-arm (user-mode emulation); redis-server
+# and the other helper programs are the host's. The Cortex-M4 checks already ran above, in the
+# host suite (target.*).
 stage "32-bit ARM Linux: arm-linux-gnueabihf build, whole suite under qemu-arm"
-if ! command -v arm-linux-gnueabihf-g++ >/dev/null || ! command -v qemu-arm >/dev/null ||
-    [ ! -e /usr/arm-linux-gnueabihf/lib/ld-linux-armhf.so.3 ]; then
+if ((!arm_linux)); then
     echo "SKIPPED: 32-bit ARM Linux stage (g++-arm-linux-gnueabihf or qemu-user not installed)"
 else
-    cmake -S . -B build/arm-linux -DCMAKE_BUILD_TYPE=Debug -DRESPLOCK_WERROR=ON \
-        -DCMAKE_TOOLCHAIN_FILE=cmake/toolchains/arm-linux-gnueabihf.cmake
-    cmake --build build/arm-linux -j "$jobs"
+    side_done "arm-linux-build"
+    with_host_costs build/arm-linux
     # The soak test runs once, on the host. The bounded proofs whose code depends on the word
     # size (the parser's, the encoder's, the companion names') run here too (a 32-bit size_t);
     # the parser's with limits at 1 and the time arithmetic's (a 32-bit clock on every target)
     # ran on the host and under the sanitizers, and would take 3 more minutes under qemu-arm. The
     # Cortex-M package checks build with arm-none-eabi whatever the host is: they ran on the host.
-    ctest --test-dir build/arm-linux --output-on-failure -j "$jobs" -LE soak \
+    ctest --test-dir build/arm-linux --output-on-failure -j "$slots" -LE soak \
         -E '^proof\.(resp_parser_limits_1|time)$|^package\.(toolchains_cortex_m|firmware_cortex_m4)$' \
         "$@"
     stage_done "32-bit ARM Linux"
 fi
+side_done "fuzz"

@@ -1,5 +1,6 @@
 // Runs every TEST() of the binary. An argument runs only the tests whose name contains it;
-// --tag WORD runs only the tests tagged WORD (TEST_TAGGED).
+// --tag WORD runs only the tests tagged WORD (TEST_TAGGED); --case NAME only the test of that very
+// name (one CTest test per case, tests/CMakeLists.txt). A run that ran no test fails.
 #include <cstdio>
 #include <cstring>
 
@@ -46,12 +47,16 @@ bool tagged(const char* tags, const char* word) {
 
 int main(int argc, char** argv) {
     const bool by_tag = argc > 2 && std::strcmp(argv[1], "--tag") == 0;
-    const char* filter = argc > 1 ? argv[by_tag ? 2 : 1] : nullptr;
+    const bool by_name = argc > 2 && std::strcmp(argv[1], "--case") == 0;
+    const char* filter = argc > 1 ? argv[by_tag || by_name ? 2 : 1] : nullptr;
     int passed = 0;
     int failed = 0;
     for (check::Test* t = check::first; t != nullptr; t = t->next) {
         if (by_tag && !tagged(t->tags, filter)) continue;
-        if (!by_tag && filter != nullptr && std::strstr(t->name, filter) == nullptr) continue;
+        if (by_name && std::strcmp(t->name, filter) != 0) continue;
+        if (!by_tag && !by_name && filter != nullptr && std::strstr(t->name, filter) == nullptr) {
+            continue;
+        }
         check::current_failures = 0;
         std::printf("[ RUN  ] %s\n", t->name);
         std::fflush(stdout);

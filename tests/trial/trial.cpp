@@ -671,6 +671,12 @@ int main(int argc, char** argv) {
             }
         }
     }
+    if (t.runs == 0) {
+        // --only or --faults left nothing of this plan: nothing was checked.
+        std::fprintf(stderr, "trial: no run of the %s plan matches --only and --faults\n",
+                     o.plan.c_str());
+        return 2;
+    }
     const std::string text = table(t, command);
     std::printf("\n%s\n", text.c_str());
     if (!o.table.empty() && !write_table(o.table, text)) {

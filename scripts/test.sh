@@ -25,13 +25,19 @@ if ((!quick)); then
     # The target stages are skipped, with a printed line, when their tools cannot be installed.
     ./scripts/install-deps.sh --optional targets
 fi
+# The installation of what was missing (nothing, after a first run), apart from the stages' times.
+echo "packages: $SECONDS s"
 # Debian starts a redis-server service on install; the tests start their own on free ports.
 
 jobs=$(nproc 2>/dev/null || echo 2)
-# CTest runs three tests per core: most tests wait (on servers, timers, child processes) and
-# overlap; one that computes takes a core's worth of slots (COMPUTE_SLOTS in tests/CMakeLists.txt,
-# the same three), so that no more of them run at once than there are cores.
-slots=$((3 * jobs))
+# CTest runs four tests per core: most tests wait (on servers, timers, child processes) and
+# overlap. One that computes holds one of the resource spec's `cores` (one per core: COMPUTES in
+# tests/CMakeLists.txt), so that no more of them run at once than there are cores.
+slots=$((4 * jobs))
+mkdir -p build
+printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' \
+    "$jobs" >build/cores.json
+ctest_args=(--output-on-failure -j "$slots" --resource-spec-file "$PWD/build/cores.json")
 # What --quick leaves out: the builds with other toolchains and of the packages (static.*,
 # target.*, board.*, package.*, build.makefile_*), the fault trial and the soak (trial.*, soak.*),
 # the bounded proofs (proof.*) and the documentation's commands (docs.commands); the coverage gate
@@ -54,8 +60,11 @@ side() {
     shift
     mkdir -p build
     echo "=== $name: started beside what follows, at nice 19 (build/$name.log) ==="
-    # A process group of its own (setsid), so that a run that stops early can stop all of it.
-    setsid nice -n 19 "$@" >"build/$name.log" 2>&1 &
+    # A session of its own (setsid), so that a run that stops early can stop all of it. Where the
+    # kernel groups each session's processes for the scheduler (autogroup), a nice value counts
+    # only inside the group: the group's own nice value is set too.
+    setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' side "$@" \
+        >"build/$name.log" 2>&1 &
     side_pid[$name]=$!
     side_start[$name]=$SECONDS
 }
@@ -128,9 +137,9 @@ fi
 # Counts from an earlier run would add to this one's.
 find build/cmake -name '*.gcda' -delete
 if ((quick)); then
-    ctest --test-dir build/cmake --output-on-failure -j "$slots" -E "$quick_skips" "$@"
+    ctest --test-dir build/cmake "${ctest_args[@]}" -E "$quick_skips" "$@"
 else
-    ctest --test-dir build/cmake --output-on-failure -j "$slots" "$@"
+    ctest --test-dir build/cmake "${ctest_args[@]}" "$@"
 fi
 # Lines and branches of the library and ports the suite ran (docs/testing.md, "Coverage"); a run
 # of part of the suite covers less by construction, so the gate judges whole runs only.
@@ -145,6 +154,7 @@ else
 fi
 stage_done host
 if ((quick)); then
+    echo "test.sh: --quick passed, $SECONDS s in all"
     exit 0
 fi
 side_done "build-matrix"
@@ -162,8 +172,8 @@ side "lint" ./scripts/lint.sh build/cmake
 with_host_costs build/asan
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir build/asan --output-on-failure -j "$slots" -LE soak \
-    -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short|self_test)$)|^integration\.test_noheap$'
+    ctest --test-dir build/asan "${ctest_args[@]}" -LE soak \
+    -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short\..*|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
 side_done "lint"
 
@@ -202,9 +212,10 @@ else
     # the parser's with limits at 1 and the time arithmetic's (a 32-bit clock on every target)
     # ran on the host and under the sanitizers, and would take 3 more minutes under qemu-arm. The
     # Cortex-M package checks build with arm-none-eabi whatever the host is: they ran on the host.
-    ctest --test-dir build/arm-linux --output-on-failure -j "$slots" -LE soak \
+    ctest --test-dir build/arm-linux "${ctest_args[@]}" -LE soak \
         -E '^proof\.(resp_parser_limits_1|time)$|^package\.(toolchains_cortex_m|firmware_cortex_m4)$' \
         "$@"
     stage_done "32-bit ARM Linux"
 fi
 side_done "fuzz"
+echo "test.sh: every stage passed, $SECONDS s in all"

@@ -130,10 +130,14 @@ TEST(cli_run_keeps_a_replicated_lock_through_a_failover) {
     const std::size_t replica = cluster().replica_of(master);
     REQUIRE(replica < cluster().size());
     const std::string key = cluster().key_on(master, "cli-run-failover:");
+    const support::CommandScratch scratch;
+    REQUIRE(!scratch.dir.empty());
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "--url", url(via), "--replicas", "1", "--ttl", "15000", "run",
-                       key, "--", "sleep", "10"}));
-    REQUIRE(wait_until([&] { return cluster().node(master).cli({"EXISTS", key}) == "1"; }, 10));
+                       key, "--", "sh", "-c", scratch.command("exec sleep 10")}));
+    // Stopped once COMMAND runs: the acquisition was acknowledged (a stop before the WAIT's
+    // reply would fail the acquisition instead).
+    REQUIRE(wait_until([&] { return scratch.has_started(); }, 10));
     const std::string token = cluster().node(master).cli({"GET", key});
     REQUIRE(cluster().pause(master));
     const auto stopped = std::chrono::steady_clock::now();
@@ -188,22 +192,15 @@ TEST(cli_run_release_during_clusterdown_is_retried_until_the_failover) {
     const std::size_t replica = cluster().replica_of(master);
     REQUIRE(replica < cluster().size());
     const std::string key = cluster().key_on(master, "cli-release-down:");
-    char dir_template[] = "/tmp/resplock-release-down-XXXXXX";
-    const char* dir = mkdtemp(dir_template);
-    REQUIRE(dir != nullptr);
-    const std::string go = std::string(dir) + "/go";
-    struct Cleanup {
-        std::string dir, go;
-        ~Cleanup() {
-            (void)std::remove(go.c_str());
-            (void)std::remove(dir.c_str());
-        }
-    } cleanup{dir, go};
+    const support::CommandScratch scratch;
+    REQUIRE(!scratch.dir.empty());
+    const std::string go = scratch.go();
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "--url", url(via), "--replicas", "1", "--ttl", "30000",
                        "--timeout", "5000", "run", key, "--", "sh", "-c",
-                       "while [ ! -e '" + go + "' ]; do sleep 0.02; done"}));
-    REQUIRE(wait_until([&] { return cluster().node(master).cli({"EXISTS", key}) == "1"; }, 10));
+                       scratch.command("while [ ! -e '" + go + "' ]; do sleep 0.02; done")}));
+    // Killed once COMMAND runs: the acquisition was acknowledged.
+    REQUIRE(wait_until([&] { return scratch.has_started(); }, 10));
     const std::string token = cluster().node(master).cli({"GET", key});
     REQUIRE(wait_until([&] { return cluster().readonly(replica, {"GET", key}) == token; }, 10));
     cluster().kill(master);

@@ -313,14 +313,14 @@ TEST(cli_run_ends_with_command_though_renewals_go_unacknowledged) {
             CHECK(support::wait_until([&] { return linked(server); }, 20));
         }
     } resume{rep};
+    const support::CommandScratch scratch;
+    REQUIRE(!scratch.dir.empty());
     support::Process run;
-    REQUIRE(run.start({RESPLOCK_CLI, "-u", master().url(), "--replicas", "1", "--ttl", "9000",
-                       "run", "replicas:run-ends", "--", "sleep", "5"}));
-    REQUIRE(support::wait_until(
-        [] {
-            return master().cli({"EXISTS", "replicas:run-ends"}) == "1";
-        },
-        10));
+    REQUIRE(
+        run.start({RESPLOCK_CLI, "-u", master().url(), "--replicas", "1", "--ttl", "9000", "run",
+                   "replicas:run-ends", "--", "sh", "-c", scratch.command("exec sleep 5")}));
+    // Stopped once COMMAND runs: the acquisition was acknowledged.
+    REQUIRE(support::wait_until([&] { return scratch.has_started(); }, 10));
     REQUIRE(rep.pause());
     const support::Result r = run.wait(30);
     std::printf("    exit %d after %.1f s (COMMAND: 5 s; the lock's validity: 9 s): %s\n", r.code,
@@ -333,14 +333,14 @@ TEST(cli_run_ends_with_command_though_renewals_go_unacknowledged) {
 // run stops COMMAND when the lock runs out.
 TEST(cli_run_stops_command_when_renewals_go_unacknowledged) {
     support::RedisServer& rep = replica();
+    const support::CommandScratch scratch;
+    REQUIRE(!scratch.dir.empty());
     support::Process run;
     REQUIRE(run.start({RESPLOCK_CLI, "-u", master().url(), "--replicas", "1", "--ttl", "1500",
-                       "--timeout", "500", "run", "replicas:run", "--", "sleep", "20"}));
-    REQUIRE(support::wait_until(
-        [] {
-            return master().cli({"EXISTS", "replicas:run"}) == "1";
-        },
-        10));
+                       "--timeout", "500", "run", "replicas:run", "--", "sh", "-c",
+                       scratch.command("exec sleep 20")}));
+    // Killed once COMMAND runs: the acquisition was acknowledged.
+    REQUIRE(support::wait_until([&] { return scratch.has_started(); }, 10));
     rep.kill();
     const support::Result r = run.wait(30);
     std::printf("    %s", r.err.c_str());

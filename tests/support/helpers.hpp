@@ -1,10 +1,12 @@
 // Small helpers the tests share: time, waiting for a condition, reading a file and the times
-// of a log.
+// of a log, a scratch folder that tells when a `resplock run`'s COMMAND started.
 #ifndef RESPLOCK_TESTS_HELPERS_HPP
 #define RESPLOCK_TESTS_HELPERS_HPP
 
 #include <errno.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -64,6 +66,33 @@ inline std::vector<long long> log_times(const std::string& path, const std::stri
     }
     return v;
 }
+
+// A scratch folder for a `resplock run`'s COMMAND, removed with what it holds: command() makes
+// COMMAND create started() first, so that a test knows the acquisition is over (its WAIT
+// included) before it stops a node; a test ends such a COMMAND by creating go().
+struct CommandScratch {
+    std::string dir;
+    CommandScratch() {
+        char dir_template[] = "/tmp/resplock-command-XXXXXX";
+        const char* made = mkdtemp(dir_template);
+        if (made != nullptr) dir = made;
+    }
+    CommandScratch(const CommandScratch&) = delete;
+    CommandScratch& operator=(const CommandScratch&) = delete;
+    ~CommandScratch() {
+        if (dir.empty()) return;
+        (void)std::remove(started().c_str());
+        (void)std::remove(go().c_str());
+        (void)std::remove(dir.c_str());
+    }
+    std::string started() const { return dir + "/started"; }
+    std::string go() const { return dir + "/go"; }
+    bool has_started() const { return access(started().c_str(), F_OK) == 0; }
+    // A shell command line: create started(), then `rest`.
+    std::string command(const std::string& rest) const {
+        return "touch '" + started() + "' && " + rest;
+    }
+};
 
 }  // namespace support
 

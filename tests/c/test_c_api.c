@@ -150,8 +150,8 @@ static void observed_over_mock(void) {
     size_t len = 0;
     const char* token;
     static const char* const setname[] = {"CLIENT", "SETNAME", "door-17"};
-    static const char* const set[] = {"SET", "job", "door-17:" TOKEN0, "NX", "PX", "3000"};
-    static const char* const extend[] = {"EVALSHA", SHA, "1", "job", "door-17:" TOKEN0, "3000"};
+    static const char* const set[] = {"SET", "job", ("door-17:" TOKEN0), "NX", "PX", "3000"};
+    static const char* const extend[] = {"EVALSHA", SHA, "1", "job", ("door-17:" TOKEN0), "3000"};
 
     printf("mock, observed\n");
     CHECK(resplock_mock_port_init(m, NULL, &port) == RESPLOCK_STATUS_ok);

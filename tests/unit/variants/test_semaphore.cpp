@@ -31,7 +31,6 @@ std::string_view script(std::string_view op, std::string_view ttl, std::string_v
                       token, ttl, limit, entry, "{k}:f:"});
 }
 
-constexpr std::string_view fence_digits = "1795778052223229";
 constexpr std::uint64_t fence_value = 1795778052223229ULL;
 const std::string_view granted_10s = "*2\r\n$16\r\n1795778052223229\r\n:10000\r\n";
 constexpr std::string_view busy_5s = ":5000\r\n";

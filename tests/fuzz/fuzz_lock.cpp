@@ -199,7 +199,8 @@ struct Harness {
                std::vector<std::string>(a.begin() + 2, a.end()) == want;
     }
 
-    // The number in a fence reply: a bulk string that is exactly the received bytes, holding the
+    // The number in a fence reply: a bulk string that is exactly the received bytes (its length as
+    // the parser reads it, zero-padded or not), holding the
     // plain decimal form (no sign, no leading zero) of 1..INT64_MAX.
     static bool fence_reply(const std::string& r, std::uint64_t* number) {
         if (!starts(r, "$") || r.size() < 4 || r.compare(r.size() - 2, 2, "\r\n") != 0) {
@@ -208,7 +209,11 @@ struct Harness {
         const std::size_t head = r.find("\r\n");
         if (head == std::string::npos || head + 4 > r.size()) return false;
         const std::string digits = r.substr(head + 2, r.size() - head - 4);
-        if (r.substr(0, head) != "$" + std::to_string(digits.size()) || digits.empty() ||
+        // The length as the parser reads it: 1 to 19 digits, zero padding allowed.
+        const std::string length = r.substr(1, head - 1);
+        if (length.empty() || length.size() > 19 ||
+            length.find_first_not_of("0123456789") != std::string::npos ||
+            std::strtoull(length.c_str(), nullptr, 10) != digits.size() || digits.empty() ||
             digits.size() > 19 || digits.find_first_not_of("0123456789") != std::string::npos) {
             return false;
         }

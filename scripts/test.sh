@@ -50,28 +50,21 @@ stage() {
 stage_done() {
     echo "$1 stage: $((SECONDS - stage_start)) s"
 }
-# Work that only computes (compiling, static analysis, fuzzing) runs beside a suite at a low
-# priority (nice 19; 10 for the builds a later stage waits for, so that they go first): it takes
-# the CPU that the suite's tests leave idle while they wait on servers, timers and child
-# processes, and the suite's timing-bound tests keep theirs. Its output goes to build/<name>.log,
-# printed when it is awaited; its failure fails the run then.
-#   side [--nice N] NAME COMMAND...
+# Work that only computes (compiling, static analysis, fuzzing) runs beside a suite at the lowest
+# priority (nice 19): it takes the CPU that the suite's tests leave idle while they wait on
+# servers, timers and child processes, and the suite's timing-bound tests keep theirs. Its output
+# goes to build/<name>.log, printed when it is awaited; its failure fails the run then.
 declare -A side_pid side_start
 side() {
-    local nice=19
-    if [ "$1" = "--nice" ]; then
-        nice=$2
-        shift 2
-    fi
     local name=$1
     shift
     mkdir -p build
-    echo "=== $name: started beside what follows, at nice $nice (build/$name.log) ==="
+    echo "=== $name: started beside what follows, at nice 19 (build/$name.log) ==="
     # A session of its own (setsid), so that a run that stops early can stop all of it. Where the
     # kernel groups each session's processes for the scheduler (autogroup), a nice value counts
     # only inside the group: the group's own nice value is set too.
-    setsid bash -c 'echo "$0" >/proc/self/autogroup 2>/dev/null; exec nice -n "$0" "$@"' "$nice" \
-        "$@" >"build/$name.log" 2>&1 &
+    setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$@"' side "$@" \
+        >"build/$name.log" 2>&1 &
     side_pid[$name]=$!
     side_start[$name]=$SECONDS
 }
@@ -136,9 +129,9 @@ if ((!quick)); then
     # Every build type with g++ and clang++, with and without mbedTLS: the library and the tool
     # only, warnings as errors (the optimiser finds warnings that the Debug build above cannot).
     side "build-matrix" ./scripts/build-matrix.sh build/matrix
-    side --nice 10 "asan-build" bash -c build_asan
+    side "asan-build" bash -c build_asan
     if ((arm_linux)); then
-        side --nice 10 "arm-linux-build" bash -c build_arm_linux
+        side "arm-linux-build" bash -c build_arm_linux
     fi
 fi
 # Counts from an earlier run would add to this one's.
@@ -164,6 +157,7 @@ if ((quick)); then
     echo "test.sh: --quick passed, $SECONDS s in all"
     exit 0
 fi
+side_done "build-matrix"
 
 # g++ rather than clang: clang's -fsanitize=undefined includes `function`, whose runtime is C++ and
 # is missing from tests/c's program, which the C compiler links; g++'s runtimes link from C too.
@@ -181,6 +175,7 @@ ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:prin
     ctest --test-dir build/asan "${ctest_args[@]}" -LE soak \
     -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short\..*|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
+side_done "lint"
 
 # The fuzzers compute only: they run beside the stages up to the end, a fixed number of inputs per
 # target (scripts/fuzz.sh --runs), so that what they check does not depend on the CPU left to them.
@@ -222,8 +217,5 @@ else
         "$@"
     stage_done "32-bit ARM Linux"
 fi
-# What ran beside the stages and gates none of them: awaited last.
 side_done "fuzz"
-side_done "lint"
-side_done "build-matrix"
 echo "test.sh: every stage passed, $SECONDS s in all"

@@ -212,7 +212,9 @@ else
     # the parser's with limits at 1 and the time arithmetic's (a 32-bit clock on every target)
     # ran on the host and under the sanitizers, and would take 3 more minutes under qemu-arm. The
     # Cortex-M package checks build with arm-none-eabi whatever the host is: they ran on the host.
-    ctest --test-dir build/arm-linux "${ctest_args[@]}" -LE soak \
+    # Two tests per core here: under qemu-arm every test computes much of the time it waits
+    # elsewhere, and four per core tripped the timing bounds of some.
+    ctest --test-dir build/arm-linux "${ctest_args[@]}" -j "$((2 * jobs))" -LE soak \
         -E '^proof\.(resp_parser_limits_1|time)$|^package\.(toolchains_cortex_m|firmware_cortex_m4)$' \
         "$@"
     stage_done "32-bit ARM Linux"

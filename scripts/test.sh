@@ -168,11 +168,13 @@ side_done "build-matrix"
 stage "sanitizers: AddressSanitizer + UndefinedBehaviorSanitizer build (g++), suite again"
 side_done "asan-build"
 # clang-tidy, cppcheck and clang-format (the host build's compile_commands.json) beside the suite.
+# Two tests per core here, as on 32-bit ARM below: the sanitizers make every test compute more,
+# and four per core tripped a timing bound (integration.test_lock's 150 ms for an acquisition).
 side "lint" ./scripts/lint.sh build/cmake
 with_host_costs build/asan
 ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=1:print_stacktrace=1 \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-    ctest --test-dir build/asan "${ctest_args[@]}" -LE soak \
+    ctest --test-dir build/asan "${ctest_args[@]}" -j "$((2 * jobs))" -LE soak \
     -E '^(build\.makefile_|package\.|target\.|soak\.|trial\.(short\..*|self_test)$)|^integration\.test_noheap$'
 stage_done sanitizers
 side_done "lint"
@@ -213,7 +215,7 @@ else
     # ran on the host and under the sanitizers, and would take 3 more minutes under qemu-arm. The
     # Cortex-M package checks build with arm-none-eabi whatever the host is: they ran on the host.
     # Two tests per core here: under qemu-arm every test computes much of the time it waits
-    # elsewhere, and four per core tripped the timing bounds of some.
+    # elsewhere, and four per core tripped the timing bounds of two.
     ctest --test-dir build/arm-linux "${ctest_args[@]}" -j "$((2 * jobs))" -LE soak \
         -E '^proof\.(resp_parser_limits_1|time)$|^package\.(toolchains_cortex_m|firmware_cortex_m4)$' \
         "$@"

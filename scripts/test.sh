@@ -37,7 +37,7 @@ slots=$((4 * jobs))
 mkdir -p build
 printf '{"version": {"major": 1, "minor": 0}, "local": [{"cores": [{"id": "0", "slots": %d}]}]}\n' \
     "$jobs" >build/cores.json
-ctest_args=(--output-on-failure -j "$slots" --resource-spec-file "$PWD/build/cores.json")
+ctest_args=(--output-on-failure --resource-spec-file "$PWD/build/cores.json")
 # What --quick leaves out: the builds with other toolchains and of the packages (static.*,
 # target.*, board.*, package.*, build.makefile_*), the fault trial and the soak (trial.*, soak.*),
 # the bounded proofs (proof.*) and the documentation's commands (docs.commands); the coverage gate
@@ -137,9 +137,9 @@ fi
 # Counts from an earlier run would add to this one's.
 find build/cmake -name '*.gcda' -delete
 if ((quick)); then
-    ctest --test-dir build/cmake "${ctest_args[@]}" -E "$quick_skips" "$@"
+    ctest --test-dir build/cmake "${ctest_args[@]}" -j "$slots" -E "$quick_skips" "$@"
 else
-    ctest --test-dir build/cmake "${ctest_args[@]}" "$@"
+    ctest --test-dir build/cmake "${ctest_args[@]}" -j "$slots" "$@"
 fi
 # Lines and branches of the library and ports the suite ran (docs/testing.md, "Coverage"); a run
 # of part of the suite covers less by construction, so the gate judges whole runs only.
